@@ -1,0 +1,126 @@
+"""The four designs: what evidence each hands the reader, and how a multi-hop question is walked.
+
+| design          | evidence for one hop                                                          |
+|-----------------|-------------------------------------------------------------------------------|
+| Rag             | top 3 pages from BM25                                                         |
+| Graph           | one graph fact: the value most sources agree on                               |
+| Hybrid          | that graph fact first, then the top 3 pages                                   |
+| HybridVersioned | every distinct graph value with its dates, then the top 3 pages with theirs   |
+|                 | and a flag on pages that changed since the graph last read them                |
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from enum import Enum
+
+from .ontology import Ontology
+from .readers import Evidence, Reader
+from .retrieval import Bm25Retriever
+from .store import Store
+
+
+class Design(str, Enum):
+    RAG = "Rag"
+    GRAPH = "Graph"
+    HYBRID = "Hybrid"
+    HYBRID_VERSIONED = "HybridVersioned"
+
+    @property
+    def uses_graph(self) -> bool:
+        return self is not Design.RAG
+
+    @property
+    def uses_pages(self) -> bool:
+        return self is not Design.GRAPH
+
+    @property
+    def versioned(self) -> bool:
+        return self is Design.HYBRID_VERSIONED
+
+
+DESIGNS = list(Design)
+TOP_K = 3
+
+
+@dataclass(frozen=True)
+class Answer:
+    value: str | None
+    hedged: bool
+    why: str
+
+
+def clean(value: str) -> str:
+    """A hop's answer as the next hop's entity: no trailing dot, no leading "the", no trailing " team"."""
+    value = value.strip().rstrip(".")
+    if value[:4].casefold() == "the ":
+        value = value[4:]
+    if value[-5:].casefold() == " team":
+        value = value[:-5]
+    return value.strip()
+
+
+class Agent:
+    """Answers questions hop by hop against one store snapshot with one design and one reader."""
+
+    def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology):
+        self.store = store
+        self.retriever = retriever
+        self.reader = reader
+        self.design = design
+        self.ontology = ontology
+        self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
+
+    def ask(self, question: str, entity: str, hops: tuple[str, ...]) -> Answer:
+        current, hedged, why = entity, False, []
+        for i, predicate in enumerate(hops):
+            query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
+            hop = self.reader.read(current, predicate, self.gather(query, current, predicate), self.design.versioned)
+            hedged |= hop.hedged
+            if hop.why:
+                why.append(hop.why)
+            if hop.value is None:
+                return Answer(None, hedged, "; ".join(why))
+            current = clean(hop.value)
+        return Answer(current, hedged, "; ".join(why))
+
+    def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
+        evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []
+        if self.design.uses_pages:
+            for page in self.retriever.top(query, TOP_K):
+                evidence.append(Evidence(f"{page.title}\n{page.body}", f"{page.id}@v{page.version}",
+                                         page.updated_at, False, None, page.id in self._ahead))
+        return evidence
+
+    def graph_evidence(self, entity: str, predicate: str) -> list[Evidence]:
+        entity_id = self.store.resolve(entity)
+        if entity_id is None:
+            return []
+        name = self.store.entity_name(entity_id)
+        rename = next(iter(self.ontology.rename_predicates()), None)
+        evidence = [
+            Evidence(self.ontology.render(rename, name, alias), "graph:alias", dt.datetime.min, True)
+            for alias in (self.store.aliases_of(entity_id) if rename else [])
+        ]
+        facts = self.store.facts_about(entity_id, predicate)
+        if not facts:
+            return evidence
+        groups: dict[str, list] = {}  # case-insensitive object -> facts, in order of first appearance
+        for f in facts:
+            groups.setdefault(f.object.casefold(), []).append(f)
+        if not self.design.versioned:
+            # The usual merge: most sources win, ties go to the latest write. No dates reach the reader.
+            top = max(groups.values(), key=lambda g: (len(g), max(f.id for f in g)))
+            f = max(top, key=lambda x: x.id)
+            evidence.append(Evidence(self.ontology.render(predicate, name, f.object), "graph", f.valid_from, True,
+                                     f.extracted_at))
+            return evidence
+        # Versioned: every distinct value, each with its newest valid_from and its extraction date.
+        for group in groups.values():
+            f = max(group, key=lambda x: x.valid_from)
+            evidence.append(Evidence(self.ontology.render(predicate, name, f.object),
+                                     f"graph:{f.source_doc}@v{f.source_version}", f.valid_from, True, f.extracted_at))
+        return evidence
+
+

@@ -1,0 +1,49 @@
+"""Asking every question of every design at a checkpoint, and scoring the answers."""
+
+from __future__ import annotations
+
+import re
+
+from .designs import DESIGNS, Agent, Design
+from .readers import Reader
+from .retrieval import Bm25Retriever
+from .store import Store
+from .world import World
+
+RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome", "hedged", "answer", "expected", "why"]
+
+
+def _normalise(text: str) -> str:
+    return text.lower().replace("€", "").replace("%", "").strip().rstrip(".")
+
+
+def matches(answer: str | None, expected: str) -> bool:
+    """The expected value appears in the answer as a whole word, ignoring case, € and %."""
+    if answer is None:
+        return False
+    return re.search(rf"(^|\W){re.escape(_normalise(expected))}($|\W)", _normalise(answer)) is not None
+
+
+def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,
+             designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None) -> list[dict]:
+    """One row per (design, question): the answer, whether it is right, hedged, and why.
+
+    A row is "drifted" when the event that flips its answer (or the name in it) has already happened.
+    """
+    retriever = retriever or Bm25Retriever(store.sorted_pages())
+    rows = []
+    for design in designs:
+        agent = Agent(store, retriever, reader, design, world.ontology)
+        for q in world.questions_at(step):
+            answer = agent.ask(q.text, q.entity, q.hops)
+            outcome = "abstain" if answer.value is None else "correct" if matches(answer.value, q.expected) else "wrong"
+            rows.append({
+                "scenario": scenario, "design": design.value, "step": step, "question": q.id,
+                "drifted": q.event > 0 and step >= q.event, "outcome": outcome, "hedged": answer.hedged,
+                "answer": answer.value or "", "expected": q.expected, "why": answer.why,
+            })
+    return rows
+
+
+def accuracy(rows: list[dict]) -> float:
+    return sum(r["outcome"] == "correct" for r in rows) / len(rows) if rows else 0.0

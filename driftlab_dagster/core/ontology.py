@@ -1,0 +1,113 @@
+"""The ontology: each predicate's sentence template, patterns and sub-question, declared once.
+
+Like the seed post's `Say` class, a predicate's `sentence` is the single source of every fact sentence:
+pages are rendered from it, and the regex extractor and the deterministic reader parse with a pattern
+derived from it. Nothing else in the code spells a fact sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import NamedTuple
+
+# Sentences end at ., ! or ? followed by white space, or at a line break (titles sit on their own line).
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+class Triple(NamedTuple):
+    """One extracted claim: subject, predicate, object, as written in the text."""
+
+    subject: str
+    predicate: str
+    object: str
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """One relation of the ontology."""
+
+    name: str
+    sentence: str  # template with {subject} and {object}
+    subject_pattern: str | None  # regex of the subject's shape; None when the subject is fixed
+    object_pattern: str
+    fixed_subject: str | None
+    meaning: str  # one line for the extraction prompt
+    question: str  # the sub-question a model reader is asked, with {subject}
+    query: str  # words appended to the entity for a retrieval query on a later hop
+    is_rename: bool = False
+
+    def render(self, subject: str, obj: str) -> str:
+        return self.sentence.replace("{subject}", subject).replace("{object}", obj)
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The sentence template turned into an anchored regex with named groups."""
+        parts = re.split(r"(\{subject\}|\{object\})", self.sentence)
+        regex = []
+        for part in parts:
+            if part == "{subject}":
+                regex.append(f"(?P<subject>{self.subject_pattern})")
+            elif part == "{object}":
+                regex.append(f"(?P<object>{self.object_pattern})")
+            else:
+                regex.append(re.escape(part))
+        return re.compile("^" + "".join(regex) + "$")
+
+    def match(self, sentence: str) -> Triple | None:
+        m = self.pattern.match(sentence)
+        if m is None:
+            return None
+        subject = self.fixed_subject if self.fixed_subject is not None else m.group("subject").strip()
+        return Triple(subject, self.name, m.group("object").strip())
+
+    def sub_question(self, subject: str) -> str:
+        return self.question.replace("{subject}", subject)
+
+
+class Ontology:
+    """The predicates in match order: the first whose pattern matches a sentence claims it."""
+
+    def __init__(self, predicates: list[Predicate]):
+        self.predicates = predicates
+        self.by_name = {p.name: p for p in predicates}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.by_name
+
+    def __getitem__(self, name: str) -> Predicate:
+        return self.by_name[name]
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.predicates]
+
+    def render(self, predicate: str, subject: str, obj: str) -> str:
+        return self.by_name[predicate].render(subject, obj)
+
+    def parse(self, text: str) -> tuple[Triple, ...]:
+        """Every fact sentence in `text`, in reading order. Cached: the corpus repeats itself a lot."""
+        return _parse_cached(self, text)
+
+    def rename_predicates(self) -> set[str]:
+        return {p.name for p in self.predicates if p.is_rename}
+
+
+@lru_cache(maxsize=65536)
+def _parse_cached(ontology: Ontology, text: str) -> tuple[Triple, ...]:
+    found = []
+    for raw in _SENTENCE_BREAK.split(text):
+        sentence = raw.strip()
+        if not sentence:
+            continue
+        for predicate in ontology.predicates:
+            triple = predicate.match(sentence)
+            if triple is not None:
+                found.append(triple)
+                break
+    return tuple(found)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]

@@ -1,0 +1,61 @@
+"""BM25 retrieval over page title + body, on rank-bm25.
+
+rank-bm25 does no preprocessing, so tokenising is ours (`tokenize`). Its `BM25Okapi` clamps negative
+idf with an epsilon; the post scores with the non-negative Lucene idf, log(1 + (N - df + 0.5) / (df + 0.5)),
+so `_LuceneIdfBM25` swaps in that one formula and keeps rank-bm25's scoring loop.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from .store import StoredPage
+
+_WORD = re.compile(r"[a-z0-9]+")
+K1 = 1.2
+B = 0.75
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case ASCII letters and digits; everything else separates tokens ("€49" -> ["49"])."""
+    return _WORD.findall(text.lower())
+
+
+class _LuceneIdfBM25(BM25Okapi):
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        n = self.corpus_size
+        self.idf = {word: math.log(1 + (n - df + 0.5) / (df + 0.5)) for word, df in nd.items()}
+
+
+class Bm25Retriever:
+    """Top-k pages for a query: BM25 score descending, ties broken by page id, zero scores dropped."""
+
+    def __init__(self, pages: list[StoredPage]):
+        self.pages = sorted(pages, key=lambda p: p.id)
+        # Never pass rank-bm25 a tokenizer: it would open a process pool it never closes.
+        corpus = [tokenize(f"{p.title} {p.body}") for p in self.pages]
+        self._bm25 = _LuceneIdfBM25(corpus, k1=K1, b=B) if any(corpus) else None
+        self._cache: dict[tuple[str, int], list[StoredPage]] = {}
+
+    def top(self, query: str, k: int = 3) -> list[StoredPage]:
+        cached = self._cache.get((query, k))
+        if cached is not None:
+            return cached
+        terms = list(dict.fromkeys(tokenize(query)))  # each distinct term once, in order
+        if self._bm25 is None or not terms:
+            return []
+        scores = self._bm25.get_scores(terms)
+        order = sorted((i for i in range(len(self.pages)) if scores[i] > 0), key=lambda i: (-scores[i], self.pages[i].id))
+        hits = [self.pages[i] for i in order[:k]]
+        self._cache[(query, k)] = hits
+        return hits
+
+    def scores(self, query: str) -> np.ndarray:
+        terms = list(dict.fromkeys(tokenize(query)))
+        if self._bm25 is None or not terms:
+            return np.zeros(len(self.pages))
+        return self._bm25.get_scores(terms)

@@ -1,0 +1,244 @@
+"""The versioned store: pages with versions, entities with aliases, facts with provenance, extraction log.
+
+The study's hot loop (hundreds of maintenance steps and thousands of look-ups) runs against this in-memory
+store; `warehouse.py` persists snapshots of it into DuckDB, one slice per (scenario, day) partition, and
+`from_snapshot` loads them back. The semantics follow the seed post's SQLite store exactly, down to how a
+new row id is chosen (max + 1, so ids restart after the graph is cleared), because the majority-vote merge
+breaks ties on the newest fact id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from .ontology import Triple
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """One page's current text and version: the version bumps whenever the text changes."""
+
+    id: str
+    title: str
+    body: str
+    version: int
+    updated_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One claim in the graph, with where and when it came from."""
+
+    id: int
+    entity_id: int
+    predicate: str
+    object: str
+    source_doc: str  # the page id, or "record:..." for a system-of-record patch
+    source_version: int  # which version of that page
+    extracted_at: dt.datetime  # when the graph read it
+    valid_from: dt.datetime  # when the world says it became true (the page's updated_at)
+
+
+@dataclass(frozen=True)
+class ExtractionEntry:
+    """Which version of a page the graph last read, and when."""
+
+    page_id: str
+    version: int
+    extracted_at: dt.datetime
+
+
+class Store:
+    """Pages, entity graph and extraction log for one scenario's knowledge layer."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, StoredPage] = {}
+        self.entities: dict[int, str] = {}
+        self.aliases: dict[str, tuple[str, int]] = {}  # casefolded alias -> (alias as written, entity id)
+        self.facts: dict[int, Fact] = {}
+        self.extractions: dict[str, ExtractionEntry] = {}
+        self.graph_writes = 0  # every insert, update or delete on entities, aliases or facts
+        self._entity_by_name: dict[str, int] = {}
+
+    # ---------- pages ----------
+    def upsert_page(self, page_id: str, title: str, body: str, at: dt.datetime) -> bool:
+        """Store a page's text; True when the page is new or its text changed (its version bumps)."""
+        old = self.pages.get(page_id)
+        if old is None:
+            self.pages[page_id] = StoredPage(page_id, title, body, 1, at)
+            return True
+        if old.body == body:
+            return False
+        self.pages[page_id] = replace(old, body=body, version=old.version + 1, updated_at=at)
+        return True
+
+    def sorted_pages(self, ids: Iterable[str] | None = None) -> list[StoredPage]:
+        wanted = None if ids is None else set(ids)
+        return [p for pid, p in sorted(self.pages.items()) if wanted is None or pid in wanted]
+
+    def pages_changed_since_extraction(self) -> list[str]:
+        """Pages whose version is newer than the one the graph last read, or never read: the LEFT JOIN of
+        pages on the extraction log. This is the change log that makes patching possible at all."""
+        return [
+            pid
+            for pid, page in sorted(self.pages.items())
+            if (seen := self.extractions.get(pid)) is None or seen.version < page.version
+        ]
+
+    # ---------- entities ----------
+    def resolve(self, name: str) -> int | None:
+        """An entity by name, then by alias; case-insensitive."""
+        key = name.strip().casefold()
+        if key in self._entity_by_name:
+            return self._entity_by_name[key]
+        alias = self.aliases.get(key)
+        return alias[1] if alias else None
+
+    def ensure_entity(self, name: str) -> int:
+        existing = self.resolve(name)
+        if existing is not None:
+            return existing
+        new_id = max(self.entities, default=0) + 1
+        self.entities[new_id] = name.strip()
+        self._entity_by_name[name.strip().casefold()] = new_id
+        self.graph_writes += 1
+        return new_id
+
+    def entity_name(self, entity_id: int) -> str:
+        return self.entities[entity_id]
+
+    def aliases_of(self, entity_id: int) -> list[str]:
+        # ORDER BY alias under NOCASE collation
+        return sorted((a for a, eid in self.aliases.values() if eid == entity_id), key=str.casefold)
+
+    def _rename_entity(self, entity_id: int, name: str) -> None:
+        old = self.entities[entity_id]
+        del self._entity_by_name[old.casefold()]
+        self.entities[entity_id] = name
+        self._entity_by_name[name.casefold()] = entity_id
+        self.graph_writes += 1
+
+    def apply_rename(self, new_name: str, old_name: str) -> None:
+        """"new was formerly called old": rename in place, keep the old name as an alias, and merge if
+        extraction already created a separate node for the new name."""
+        old_id, new_id = self.resolve(old_name), self.resolve(new_name)
+        if old_id is None and new_id is None:
+            new_id = self.ensure_entity(new_name)
+        elif old_id is not None and new_id is None:
+            self._rename_entity(old_id, new_name)
+            new_id = old_id
+        elif old_id is not None and new_id is not None and old_id != new_id:
+            moved = [f for f in self.facts.values() if f.entity_id == new_id]
+            for f in moved:
+                self.facts[f.id] = replace(f, entity_id=old_id)
+            self.graph_writes += max(len(moved), 1)
+            moved_aliases = [k for k, (_, eid) in self.aliases.items() if eid == new_id]
+            for k in moved_aliases:
+                self.aliases[k] = (self.aliases[k][0], old_id)
+            self.graph_writes += max(len(moved_aliases), 1)
+            dropped = self.entities.pop(new_id)
+            del self._entity_by_name[dropped.casefold()]
+            self.graph_writes += 1
+            self._rename_entity(old_id, new_name)
+            new_id = old_id
+        if old_name.casefold() != new_name.casefold():
+            # INSERT OR IGNORE: counts as a write whether or not the alias was new
+            self.aliases.setdefault(old_name.strip().casefold(), (old_name.strip(), new_id))  # type: ignore[arg-type]
+            self.graph_writes += 1
+
+    # ---------- facts ----------
+    def _insert_fact(self, entity_id: int, predicate: str, obj: str, source: str, version: int,
+                     extracted_at: dt.datetime, valid_from: dt.datetime) -> None:
+        fact_id = max(self.facts, default=0) + 1
+        self.facts[fact_id] = Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from)
+        self.graph_writes += 1
+
+    def _delete_facts(self, keep) -> None:  # type: ignore[no-untyped-def]
+        doomed = [fid for fid, f in self.facts.items() if not keep(f)]
+        for fid in doomed:
+            del self.facts[fid]
+        self.graph_writes += max(len(doomed), 1)
+
+    def replace_page_facts(self, page: StoredPage, triples: Iterable[Triple], extracted_at: dt.datetime,
+                           skip_predicates: set[str]) -> None:
+        """Delete what this page contributed, store what it says now, and log the version read."""
+        self._delete_facts(lambda f: f.source_doc != page.id)
+        for t in triples:
+            if t.predicate in skip_predicates:
+                continue
+            entity_id = self.ensure_entity(t.subject)
+            self._insert_fact(entity_id, t.predicate, t.object.strip(), page.id, page.version, extracted_at,
+                              page.updated_at)
+        self.extractions[page.id] = ExtractionEntry(page.id, page.version, extracted_at)
+
+    def replace_fact(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
+        """System-of-record patch: the new value supersedes every extracted value for that slot."""
+        entity_id = self.ensure_entity(entity)
+        self._delete_facts(lambda f: not (f.entity_id == entity_id and f.predicate == predicate))
+        self._insert_fact(entity_id, predicate, obj, source, 1, at, at)
+
+    def facts_about(self, entity_id: int, predicate: str) -> list[Fact]:
+        return [f for _, f in sorted(self.facts.items()) if f.entity_id == entity_id and f.predicate == predicate]
+
+    def clear_graph(self) -> None:
+        for table in (self.facts, self.aliases, self.entities):
+            self.graph_writes += max(len(table), 1)
+            table.clear()
+        self._entity_by_name.clear()
+        self.extractions.clear()
+
+    # ---------- snapshots ----------
+    def copy(self) -> "Store":
+        other = Store()
+        other.pages = dict(self.pages)
+        other.entities = dict(self.entities)
+        other.aliases = dict(self.aliases)
+        other.facts = dict(self.facts)
+        other.extractions = dict(self.extractions)
+        other._entity_by_name = dict(self._entity_by_name)
+        return other
+
+    def snapshot(self) -> dict[str, list[dict]]:
+        """The store as rows, one list per table, in a stable order."""
+        return {
+            "pages": [vars_of(p) for p in self.sorted_pages()],
+            "entities": [{"entity_id": i, "name": n} for i, n in sorted(self.entities.items())],
+            "aliases": sorted(({"alias": a, "entity_id": e} for a, e in self.aliases.values()),
+                              key=lambda r: (r["alias"].casefold(), r["entity_id"])),
+            "facts": [
+                {"fact_id": f.id, "entity_id": f.entity_id, "entity": self.entities[f.entity_id],
+                 "predicate": f.predicate, "object": f.object, "source_doc": f.source_doc,
+                 "source_version": f.source_version, "extracted_at": f.extracted_at, "valid_from": f.valid_from}
+                for _, f in sorted(self.facts.items())
+            ],
+            "extraction_log": [
+                {"page_id": e.page_id, "version": e.version, "extracted_at": e.extracted_at}
+                for _, e in sorted(self.extractions.items())
+            ],
+        }
+
+    @classmethod
+    def from_snapshot(cls, pages: Iterable[dict], entities: Iterable[dict], aliases: Iterable[dict],
+                      facts: Iterable[dict], extraction_log: Iterable[dict]) -> "Store":
+        store = cls()
+        for p in pages:
+            store.pages[p["id"]] = StoredPage(p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"])
+        for e in entities:
+            store.entities[int(e["entity_id"])] = e["name"]
+            store._entity_by_name[e["name"].casefold()] = int(e["entity_id"])
+        for a in aliases:
+            store.aliases[a["alias"].casefold()] = (a["alias"], int(a["entity_id"]))
+        for f in facts:
+            store.facts[int(f["fact_id"])] = Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"],
+                                                  f["source_doc"], int(f["source_version"]), f["extracted_at"],
+                                                  f["valid_from"])
+        for x in extraction_log:
+            store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"])
+        return store
+
+
+def vars_of(page: StoredPage) -> dict:
+    return {"id": page.id, "title": page.title, "body": page.body, "version": page.version,
+            "updated_at": page.updated_at}

@@ -1,0 +1,174 @@
+"""The study's steps as plain functions, and `run_study`, the whole deterministic run in memory.
+
+The Dagster assets call the same functions one partition at a time; `run_study` exists so the study can
+be run, tested and timed without Dagster.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from .designs import DESIGNS, Design
+from .evaluation import accuracy, evaluate
+from .extraction import (PATCH_PAGES, CostSample, Extractor, RegexExtractor, full_reextract, patch_changed_pages,
+                         patch_from_record)
+from .readers import DeterministicReader, Reader
+from .store import Store, StoredPage
+from .world import Page, World
+
+REPAIR_EVENT = 99  # the event number the post gives the repair rows
+
+
+def pages_at(world: World, step: int) -> dt.datetime:
+    """When the pages of a step were written."""
+    return world.initial_pages_at if step == 0 else world.checkpoints[step].at
+
+
+def sync_pages(store: Store, pages: Iterable[Page | StoredPage], at: dt.datetime) -> list[str]:
+    """Write a step's page texts into the store; returns the ids of pages that are new or changed."""
+    return [p.id for p in pages if store.upsert_page(p.id, p.title, p.body, at)]
+
+
+def page_history(world: World, scenario: str, upto_step: int) -> list[tuple[list[StoredPage], list[str]]]:
+    """For each step 0..upto_step: the stored pages (with versions) and the ids that changed that step."""
+    store = Store()
+    history = []
+    for step in range(upto_step + 1):
+        changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
+        history.append((store.sorted_pages(), changed))
+    return history
+
+
+def initial_load(store: Store, extractor: Extractor, world: World) -> CostSample:
+    return full_reextract(store, extractor, world.start, 0)
+
+
+def maintain(store: Store, world: World, scenario: str, step: int, extractor: Extractor) -> CostSample | None:
+    """The scenario's graph policy after the event of `step` (the pages are already synced)."""
+    checkpoint = world.checkpoints[step]
+    policy = world.spec.scenarios[scenario].graph
+    if policy == "patch_changed_pages":
+        return patch_changed_pages(store, extractor, checkpoint.at, step)
+    if policy == "patch_from_record":
+        assert checkpoint.event is not None
+        return patch_from_record(store, world, checkpoint.event)
+    return None  # nobody re-ran the pipeline
+
+
+def replay_graph(world: World, scenario: str, pages_by_step: list[Iterable[Page | StoredPage]],
+                 extractor: Extractor) -> tuple[Store, list[CostSample]]:
+    """The scenario's knowledge layer after the last step given: initial load, then each event's page
+    changes and maintenance, in order. Returns the store and each step's maintenance cost."""
+    store = Store()
+    costs: list[CostSample] = []
+    for step, pages in enumerate(pages_by_step):
+        sync_pages(store, pages, pages_at(world, step))
+        cost = initial_load(store, extractor, world) if step == 0 else maintain(store, world, scenario, step, extractor)
+        if cost is not None:
+            costs.append(cost)
+    return store, costs
+
+
+def graph_only_accuracy(store: Store, world: World, scenario: str, step: int, reader: Reader) -> float:
+    return accuracy(evaluate(store, world, scenario, step, reader, designs=[Design.GRAPH]))
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """A maintenance pass's cost, with the graph-only accuracy of the graph it left behind."""
+
+    sample: CostSample
+    graph_only_accuracy: float | None
+
+    def as_row(self) -> dict:
+        return {**self.sample.as_row(), "graph_only_accuracy": self.graph_only_accuracy}
+
+
+def maintenance_comparison(world: World, step: int, extractor: Extractor, reader: Reader) -> list[CostRow]:
+    """The three ways to absorb event `step`, side by side on the same pages.
+
+    Patch and full rebuild run on the Fresh pages (a graph patched at every earlier event, and one rebuilt
+    at every event); the system-of-record patch runs on the stale-pages graph, where no page ever changes.
+    """
+    fresh = _scenario_with(world, pages="all", graph="patch_changed_pages")
+    stale_pages = _scenario_with(world, pages="none", graph="patch_from_record")
+    history = [world.pages_at(fresh, s) for s in range(step + 1)]
+
+    patched, _ = replay_graph(world, fresh, history[:step], extractor)
+    rebuilt = patched.copy()
+    sync_pages(patched, history[step], pages_at(world, step))
+    sync_pages(rebuilt, history[step], pages_at(world, step))
+    at = world.checkpoints[step].at
+    patch = patch_changed_pages(patched, extractor, at, step)
+    full = full_reextract(rebuilt, extractor, at, step)
+
+    recorded, costs = replay_graph(world, stale_pages, [world.pages_at(stale_pages, s) for s in range(step + 1)],
+                                   extractor)
+    return [
+        CostRow(patch, graph_only_accuracy(patched, world, fresh, step, reader)),
+        CostRow(full, graph_only_accuracy(rebuilt, world, fresh, step, reader)),
+        CostRow(costs[-1], graph_only_accuracy(recorded, world, stale_pages, step, reader)),
+    ]
+
+
+def repair(stale: Store, world: World, scenario: str, extractor: Extractor, reader: Reader) -> list[CostRow]:
+    """Bring a graph that missed every event back: full rebuild versus patching the pages changed since
+    the last extraction. `stale` is left untouched."""
+    rows = []
+    last = len(world.checkpoints) - 1
+    for approach in ("full", "patch"):
+        store = stale.copy()
+        run = full_reextract if approach == "full" else patch_changed_pages
+        sample = run(store, extractor, world.repair_at, REPAIR_EVENT)
+        sample = replace(sample, approach=f"repair: {sample.approach}")
+        rows.append(CostRow(sample, graph_only_accuracy(store, world, scenario, last, reader)))
+    return rows
+
+
+def _scenario_with(world: World, pages: str, graph: str) -> str:
+    for name, spec in world.spec.scenarios.items():
+        if spec.pages == pages and spec.graph == graph:
+            return name
+    raise ValueError(f"the world declares no scenario with pages={pages!r} and graph={graph!r}")
+
+
+def stale_graph_scenario(world: World) -> str:
+    """The scenario whose pages follow the world while nobody maintains the graph: the one to repair."""
+    return _scenario_with(world, pages="all", graph="none")
+
+
+@dataclass
+class StudyResult:
+    results: list[dict]
+    costs: list[dict]
+
+
+def run_study(world: World, extractor: Extractor | None = None, reader: Reader | None = None) -> StudyResult:
+    """Every scenario at every checkpoint, the maintenance comparison for every event, and the repair."""
+    extractor = extractor or RegexExtractor(world.ontology)
+    reader = reader or DeterministicReader(world.ontology)
+    results: list[dict] = []
+    costs: list[dict] = []
+    last = len(world.checkpoints) - 1
+    stale_end: Store | None = None
+    for scenario in world.scenario_names:
+        store = Store()
+        for step in range(last + 1):
+            sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
+            if step == 0:
+                initial_load(store, extractor, world)
+            else:
+                maintain(store, world, scenario, step, extractor)
+            results.extend(evaluate(store, world, scenario, step, reader, DESIGNS))
+        if scenario == stale_graph_scenario(world):
+            stale_end = store
+    for step in range(1, last + 1):
+        costs.extend(row.as_row() for row in maintenance_comparison(world, step, extractor, reader))
+    assert stale_end is not None
+    costs.extend(row.as_row() for row in repair(stale_end, world, stale_graph_scenario(world), extractor, reader))
+    return StudyResult(results, costs)
+
+
+__all__ = ["run_study", "replay_graph", "page_history", "maintenance_comparison", "repair", "PATCH_PAGES"]
