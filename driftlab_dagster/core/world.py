@@ -29,6 +29,14 @@ class WorldFileError(ValueError):
     """A world file that cannot be used. The message is one line, written for the person editing it."""
 
 
+class _Located(ValueError):
+    """A cross-reference error raised by the world validator, with the path of the field at fault."""
+
+    def __init__(self, loc: tuple[Any, ...], message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -145,65 +153,68 @@ class WorldSpec(_Model):
     @model_validator(mode="after")
     def _cross_references(self) -> "WorldSpec":
         for name, p in self.predicates.items():
-            for shape in (p.subject, p.object):
+            for field, shape in (("subject", p.subject), ("object", p.object)):
                 if shape is not None and shape not in self.shapes:
-                    raise ValueError(f"predicate {name!r} uses unknown shape {shape!r} (known: {sorted(self.shapes)})")
+                    raise _Located(("predicates", name, field),
+                                   f"unknown shape {shape!r} (known: {', '.join(sorted(self.shapes))})")
         known_vars = set(self.state)
         kinds = {e.kind for e in self.events}
 
-        def check_text(text: str, where: str) -> None:
+        def check_text(text: str, loc: tuple[Any, ...]) -> None:
             for m in _PLACEHOLDER.finditer(text):
                 if m.group(2) not in known_vars:
-                    raise ValueError(f"{where} uses {{{m.group(0)[1:-1]}}}, which is not a state variable")
+                    raise _Located(loc, f"{m.group(0)} is not a state variable (known: {', '.join(sorted(known_vars))})")
 
-        def check_parts(parts: list[BodyPart], where: str) -> None:
-            for part in parts:
+        def check_parts(parts: list[BodyPart], loc: tuple[Any, ...]) -> None:
+            for i, part in enumerate(parts):
                 if isinstance(part, FactPart):
                     if part.fact[0] not in self.predicates:
-                        raise ValueError(f"{where} states a fact with unknown predicate {part.fact[0]!r}")
+                        raise _Located(loc + (i, "fact"), f"unknown predicate {part.fact[0]!r}")
                     for text in part.fact[1:]:
-                        check_text(text, where)
+                        check_text(text, loc + (i, "fact"))
                 elif isinstance(part, ConditionalPart):
                     for var in list(part.when or {}) + ([part.when_changed] if part.when_changed else []):
                         if var not in known_vars:
-                            raise ValueError(f"{where} has a condition on unknown state variable {var!r}")
-                    check_parts(part.then, where)
-                    check_parts(part.otherwise, where)
+                            raise _Located(loc + (i,), f"condition on unknown state variable {var!r}")
+                    check_parts(part.then, loc + (i, "then"))
+                    check_parts(part.otherwise, loc + (i, "otherwise"))
 
         seen_pages: set[str] = set()
-        for page in self.pages:
+        for n, page in enumerate(self.pages):
             if page.id in seen_pages:
-                raise ValueError(f"page id {page.id!r} is used twice")
+                raise _Located(("pages", n, "id"), f"page id {page.id!r} is used twice")
             seen_pages.add(page.id)
             for kind in page.canonical_for:
                 if kind not in kinds:
-                    raise ValueError(f"page {page.id} is canonical for {kind!r}, which no event has")
-            check_parts(page.body, f"page {page.id}")
+                    raise _Located(("pages", n, "canonical_for"), f"no event has kind {kind!r}")
+            check_parts(page.body, ("pages", n, "body"))
         days = [e.day for e in self.events]
         if days != sorted(set(days)):
-            raise ValueError(f"event days must be distinct and increasing, got {days}")
-        for e in self.events:
+            raise _Located(("events",), f"event days must be distinct and increasing, got {days}")
+        for n, e in enumerate(self.events):
+            if e.id != n + 1:
+                raise _Located(("events", n, "id"), f"events are numbered 1, 2, ... in order; expected {n + 1}")
             for var in e.set:
                 if var not in known_vars:
-                    raise ValueError(f"event {e.id} sets unknown state variable {var!r}")
+                    raise _Located(("events", n, "set"), f"unknown state variable {var!r}")
             if e.record.fact is not None:
                 if e.record.fact[0] not in self.predicates:
-                    raise ValueError(f"event {e.id}'s record names unknown predicate {e.record.fact[0]!r}")
-                check_text(e.record.fact[2], f"event {e.id}'s record")
+                    raise _Located(("events", n, "record", "fact"), f"unknown predicate {e.record.fact[0]!r}")
+                check_text(e.record.fact[2], ("events", n, "record", "fact"))
             if e.record.rename is not None and e.record.rename not in known_vars:
-                raise ValueError(f"event {e.id}'s record renames unknown state variable {e.record.rename!r}")
+                raise _Located(("events", n, "record", "rename"), f"unknown state variable {e.record.rename!r}")
         seen_q: set[str] = set()
-        for q in self.questions:
+        for n, q in enumerate(self.questions):
             if q.id in seen_q:
-                raise ValueError(f"question id {q.id!r} is used twice")
+                raise _Located(("questions", n, "id"), f"question id {q.id!r} is used twice")
             seen_q.add(q.id)
             if q.event > len(self.events):
-                raise ValueError(f"question {q.id} names event {q.event}, but there are {len(self.events)} events")
+                raise _Located(("questions", n, "event"), f"there are only {len(self.events)} events")
             for hop in q.hops:
                 if hop not in self.predicates:
-                    raise ValueError(f"question {q.id} hops over unknown predicate {hop!r}")
-            for text in (q.text, q.entity, q.expected):
-                check_text(text, f"question {q.id}")
+                    raise _Located(("questions", n, "hops"), f"unknown predicate {hop!r}")
+            for field in ("text", "entity", "expected"):
+                check_text(getattr(q, field), ("questions", n, field))
         return self
 
 
@@ -414,6 +425,9 @@ def parse_world(text: str, source: str = "<string>") -> World:
     except ValidationError as e:
         err = e.errors()[0]
         loc = [p for p in err["loc"] if not _is_union_tag(p)]
+        located = (err.get("ctx") or {}).get("error")
+        if isinstance(located, _Located):
+            loc += list(located.loc)
         field = _dotted(loc) or "(top level)"
         line = _line_of(node, loc)
         msg = err["msg"].removeprefix("Value error, ")

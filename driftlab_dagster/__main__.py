@@ -1,0 +1,5 @@
+import sys
+
+from driftlab_dagster.cli import main
+
+sys.exit(main())

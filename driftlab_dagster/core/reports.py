@@ -1,0 +1,168 @@
+"""The study's tables, in the seed post's layout, and its CSV files and plot."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Iterable
+
+from .designs import DESIGNS
+from .evaluation import RESULT_COLUMNS
+
+COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]
+COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy"]
+
+
+def pct(part: int, whole: int) -> str:
+    """"94% (94/100)", rounded half away from zero like the post's C# format; "-" for an empty whole."""
+    if whole == 0:
+        return "-"
+    rounded = Decimal(100 * part) / Decimal(whole)
+    return f"{rounded.quantize(Decimal(1), rounding=ROUND_HALF_UP)}% ({part}/{whole})"
+
+
+def summarise(results: Iterable[dict], scenarios: list[str]) -> list[dict]:
+    """One row per (design, scenario) in the post's order: accuracy, drifted accuracy and the error split."""
+    rows = list(results)
+    summary = []
+    for design in [d.value for d in DESIGNS]:
+        for scenario in scenarios:
+            cell = [r for r in rows if r["design"] == design and r["scenario"] == scenario]
+            if not cell:
+                continue
+            drifted = [r for r in cell if r["drifted"]]
+            right = sum(r["outcome"] == "correct" for r in cell)
+            summary.append({
+                "design": design, "scenario": scenario, "answers": len(cell), "correct": right,
+                "drifted": len(drifted), "drifted_correct": sum(r["outcome"] == "correct" for r in drifted),
+                "wrong_no_hedge": sum(r["outcome"] == "wrong" and not r["hedged"] for r in cell),
+                "wrong_hedged": sum(r["outcome"] == "wrong" and r["hedged"] for r in cell),
+                "abstain": sum(r["outcome"] == "abstain" for r in cell),
+                "hedged_when_right": sum(r["outcome"] == "correct" and r["hedged"] for r in cell),
+            })
+    return summary
+
+
+def accuracy_table(summary: list[dict]) -> str:
+    header = ("Design            Scenario       All answers     Drifted only    Wrong, no hedge  Wrong, hedged  "
+              "Abstain  Hedged when right")
+    lines = [header, "-" * 120]
+    for s in summary:
+        lines.append(
+            f"{s['design']:<17} {s['scenario']:<14} {pct(s['correct'], s['answers']):<15} "
+            f"{pct(s['drifted_correct'], s['drifted']):<15} {s['wrong_no_hedge']:<16} {s['wrong_hedged']:<14} "
+            f"{s['abstain']:<8} {pct(s['hedged_when_right'], s['correct'])}"
+        )
+    return "\n".join(lines)
+
+
+def accuracy_markdown(summary: list[dict]) -> str:
+    lines = ["| Design | Scenario | All | Drifted | Wrong, no hedge | Wrong, hedged | Abstain | Hedged when right |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append(f"| {s['design']} | {s['scenario']} | {pct(s['correct'], s['answers'])} | "
+                     f"{pct(s['drifted_correct'], s['drifted'])} | {s['wrong_no_hedge']} | {s['wrong_hedged']} | "
+                     f"{s['abstain']} | {pct(s['hedged_when_right'], s['correct'])} |")
+    return "\n".join(lines)
+
+
+def sort_costs(costs: Iterable[dict]) -> list[dict]:
+    return sorted(costs, key=lambda c: (c["approach"], c["event"]))
+
+
+def cost_table(costs: Iterable[dict]) -> str:
+    lines = ["Approach                        Event  Pages read  Input tokens  Output tokens  Graph writes  ms",
+             "-" * 96]
+    for c in sort_costs(costs):
+        star = "*" if c["estimated"] else ""
+        lines.append(f"{c['approach']:<31} {c['event']:<6} {c['docs']:<11} {str(c['input_tokens']) + star:<13} "
+                     f"{str(c['output_tokens']) + star:<14} {c['graph_writes']:<13} {c['ms']}")
+    lines.append("* estimated at 4 characters per token, no model was called")
+    return "\n".join(lines)
+
+
+def cost_markdown(costs: Iterable[dict]) -> str:
+    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms | Graph-only accuracy |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sort_costs(costs):
+        star = "*" if c["estimated"] else ""
+        acc = "" if c.get("graph_only_accuracy") is None else f"{100 * c['graph_only_accuracy']:.0f}%"
+        lines.append(f"| {c['approach']} | {c['event']} | {c['docs']} | {c['input_tokens']}{star} | "
+                     f"{c['output_tokens']}{star} | {c['graph_writes']} | {c['ms']} | {acc} |")
+    return "\n".join(lines)
+
+
+def _csv_bool(value: object) -> object:
+    # The post's C# writes booleans as True/False; keep that so the files diff cleanly against it.
+    return str(value) if isinstance(value, bool) else value
+
+
+def results_csv(results: Iterable[dict]) -> str:
+    """The post's results.csv: its columns in its order, the last three always quoted."""
+    out = io.StringIO()
+    out.write(",".join(RESULT_COLUMNS) + "\n")
+    for r in results:
+        plain = [str(_csv_bool(r[c])) for c in RESULT_COLUMNS[:7]]
+        quoted = ['"' + str(r[c]).replace('"', '""') + '"' for c in RESULT_COLUMNS[7:]]
+        out.write(",".join(plain + quoted) + "\n")
+    return out.getvalue()
+
+
+def costs_csv(costs: Iterable[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COST_COLUMNS + COST_EXTRA_COLUMNS)
+    for c in sort_costs(costs):
+        writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else "" for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
+    return out.getvalue()
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # readers never see a half-written file
+    return path
+
+
+def accuracy_plot(summary: list[dict], scenarios: list[str]) -> bytes:
+    """A grouped bar chart of accuracy by design and scenario, as PNG bytes (deterministic metadata)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    designs = [d.value for d in DESIGNS if any(s["design"] == d.value for s in summary)]
+    fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
+    width = 0.8 / max(len(designs), 1)
+    for i, design in enumerate(designs):
+        values = []
+        for scenario in scenarios:
+            cell = next((s for s in summary if s["design"] == design and s["scenario"] == scenario), None)
+            values.append(100 * cell["correct"] / cell["answers"] if cell else 0)
+        xs = [j + i * width for j in range(len(scenarios))]
+        ax.bar(xs, values, width, label=design)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(scenarios))], scenarios)
+    ax.set_ylabel("accuracy, all answers (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(ncol=len(designs), fontsize=8, loc="lower center")
+    ax.set_title("Accuracy by design and drift scenario")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def markdown_table(rows: Iterable[dict], columns: list[str], max_chars: int = 120) -> str:
+    """A small markdown table for Dagster metadata; long cells are cut with an ellipsis."""
+
+    def cell(value: object) -> str:
+        text = str(value).replace("|", "\\|").replace("\n", " ")
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)

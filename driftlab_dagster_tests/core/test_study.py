@@ -1,0 +1,35 @@
+"""The whole deterministic study in memory, without Dagster: the post's figures, and determinism."""
+
+from __future__ import annotations
+
+from driftlab_dagster.core import reports
+from driftlab_dagster.core.study import run_study
+from driftlab_dagster_tests.published import check_published_figures
+
+
+def test_the_core_reproduces_the_posts_deterministic_column(world):
+    study = run_study(world)
+    check_published_figures(study.results, study.costs)
+
+
+def test_two_runs_give_byte_identical_results(world):
+    first, second = run_study(world), run_study(world)
+    assert reports.results_csv(first.results) == reports.results_csv(second.results)
+    strip_ms = lambda costs: [{k: v for k, v in c.items() if k != "ms"} for c in costs]  # noqa: E731
+    assert strip_ms(first.costs) == strip_ms(second.costs)
+
+
+def test_the_multi_hop_question_follows_the_owning_team_to_its_lead(world):
+    study = run_study(world)
+    o2 = {(r["scenario"], r["design"], r["step"]): r for r in study.results if r["question"] == "O2"}
+    assert o2[("Fresh", "Graph", 4)]["answer"] == "Emre Aslan"
+    assert o2[("Fresh", "Graph", 3)]["answer"] == "Derya Kaya"
+    assert o2[("StaleGraph", "Graph", 4)]["answer"] == "Derya Kaya"  # the graph never heard of Orion
+
+
+def test_the_printed_tables_keep_the_posts_layout(world):
+    study = run_study(world)
+    table = reports.accuracy_table(reports.summarise(study.results, world.scenario_names))
+    assert "HybridVersioned   StaleGraph     100% (100/100)  100% (30/30)    0                0              0        61% (61/100)" in table
+    costs = reports.cost_table(study.costs)
+    assert costs.splitlines()[-1] == "* estimated at 4 characters per token, no model was called"
