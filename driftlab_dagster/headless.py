@@ -23,17 +23,8 @@ class HeadlessRun:
 
 
 # The console logger prints every Dagster event at DEBUG; headless users want the tables, not the events.
-# Failures surface as one line from the CLI (see `_unwrap`), so the console logger stays silent.
+# Failures surface as one line from the CLI, so the console logger stays silent.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-
-
-def _unwrap(error: dg.DagsterExecutionStepExecutionError) -> BaseException:
-    """The asset's own exception when it is one of ours (a clear one-line error), else Dagster's."""
-    from driftlab_dagster.core.warehouse import WarehouseError
-    from driftlab_dagster.core.world import WorldFileError
-
-    cause = error.user_exception
-    return cause if isinstance(cause, (WarehouseError, WorldFileError)) else error
 
 
 def _range_tags(keys: list[str]) -> dict[str, str]:
@@ -63,10 +54,8 @@ def run_study_in_dagster(database: Path, output_dir: Path, world: Path | None = 
     ]
     run_ids = []
     for selection, tags in plan:
-        try:
-            result = dg.materialize(assets, selection=selection, resources=resources, instance=instance, tags=tags,
-                                    run_config=_QUIET, raise_on_error=True)
-        except dg.DagsterExecutionStepExecutionError as e:
-            raise _unwrap(e) from None
+        # In process, a failing asset's own exception propagates (a WarehouseError stays one line).
+        result = dg.materialize(assets, selection=selection, resources=resources, instance=instance, tags=tags,
+                                run_config=_QUIET, raise_on_error=True)
         run_ids.append(result.run_id)
     return HeadlessRun(database, output_dir / "results.csv", output_dir / "costs.csv", run_ids)

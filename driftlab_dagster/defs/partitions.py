@@ -6,6 +6,8 @@ parts with `scenario_and_day`, never by splitting the string.
 
 from __future__ import annotations
 
+import warnings
+
 import dagster as dg
 
 from driftlab_dagster.core.study import stale_graph_scenario
@@ -26,12 +28,15 @@ scenario_day_partitions = dg.MultiPartitionsDefinition({"scenario": scenario_par
 event_day_partitions = dg.StaticPartitionsDefinition(EVENT_DAYS)
 
 # A graph on day d has read the page history of its scenario up to d: pages[s, u] feeds graph[s, d] for u <= d.
-page_history = dg.MultiPartitionMapping({
-    "scenario": dg.DimensionPartitionMapping("scenario", dg.IdentityPartitionMapping()),
-    "day": dg.DimensionPartitionMapping(
-        "day", dg.StaticPartitionMapping({u: [d for d in DAYS if d >= u] for u in DAYS})
-    ),
-})
+# MultiPartitionMapping is beta in 1.13 and says so on every import; we depend on it knowingly.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    page_history = dg.MultiPartitionMapping({
+        "scenario": dg.DimensionPartitionMapping("scenario", dg.IdentityPartitionMapping()),
+        "day": dg.DimensionPartitionMapping(
+            "day", dg.StaticPartitionMapping({u: [d for d in DAYS if d >= u] for u in DAYS})
+        ),
+    })
 
 
 # The repair starts from the graph that missed every event: the stale-graph scenario on the last day.

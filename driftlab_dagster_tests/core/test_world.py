@@ -144,3 +144,12 @@ def test_a_user_can_write_their_own_company_in_the_same_format():
     assert by[("StalePages", "Rag", 1)]["answer"] == "5"  # the page never learned
     assert by[("StalePages", "Graph", 1)]["answer"] == "7"  # the billing system did
     assert by[("StaleGraph", "Graph", 1)]["answer"] == "5"
+
+
+def test_the_stored_form_of_a_world_keeps_its_declared_order(world):
+    from driftlab_dagster.core.world import World
+
+    again = World.from_json(world.canonical_json)
+    assert again.scenario_names == world.scenario_names
+    assert again.ontology.names == world.ontology.names
+    assert again.sha256 == world.sha256

@@ -1,0 +1,96 @@
+"""The headless command, run as a user runs it: tables printed, files written, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
+
+
+def _driftlab(*args: str, env_world: str | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD")}
+    if env_world:
+        env["DRIFTLAB_WORLD"] = env_world
+    return subprocess.run([sys.executable, "-m", "driftlab_dagster", *args], capture_output=True, text=True,
+                          cwd=PROJECT_ROOT, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("cli")
+    done = _driftlab("run", "--database", str(out / "d.duckdb"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out, done
+
+
+def test_run_prints_both_tables_in_the_posts_layout(finished):
+    _, done = finished
+    assert "Design            Scenario       All answers     Drifted only" in done.stdout
+    assert "Rag               StalePages     70% (70/100)    0% (0/30)       18               0              12" in done.stdout
+    assert "repair: patch changed pages     99     21" in done.stdout
+    assert "check: event 4 patch graph-only accuracy 100%" in done.stdout
+    assert done.stderr.strip() == ""
+
+
+def test_run_writes_the_csv_files_and_a_queryable_duckdb_file(finished):
+    out, _ = finished
+    assert len((out / "results.csv").read_text().splitlines()) == 1 + 1600
+    with duckdb.connect(str(out / "d.duckdb"), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 1600
+
+
+def test_the_core_engine_writes_the_same_results_byte_for_byte(finished, tmp_path):
+    out, _ = finished
+    done = _driftlab("run", "--engine", "core", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "results.csv").read_bytes() == (out / "results.csv").read_bytes()
+
+
+def test_a_malformed_world_file_is_one_line_on_stderr(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEFAULT_WORLD.read_text().replace("pages: all, graph: none", "pages: some, graph: none"))
+    done = _driftlab("run", "--world", str(bad), "--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "scenarios.StaleGraph.pages" in done.stderr
+    assert not (tmp_path / "d.duckdb").exists()
+
+
+def test_a_locked_database_is_one_line_and_loses_no_rows(finished, tmp_path):
+    out, _ = finished
+    database = out / "d.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, sys
+        conn = duckdb.connect({str(database)!r})
+        print("ready", flush=True)
+        sys.stdin.read()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        done = _driftlab("run", "--database", str(database), "--out", str(tmp_path), "--lock-timeout", "1")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "is locked by another process" in done.stderr
+    with duckdb.connect(str(database), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 1600
+        assert conn.execute("SELECT count(DISTINCT (scenario, day)) FROM facts").fetchone()[0] == 20
+
+
+def test_a_missing_database_directory_is_one_line(tmp_path):
+    done = _driftlab("run", "--database", str(tmp_path / "no" / "such" / "d.duckdb"), "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "does not exist" in done.stderr
+
+
+def test_check_world_accepts_the_bundled_world():
+    done = _driftlab("check-world", str(DEFAULT_WORLD))
+    assert done.returncode == 0 and "40 pages, 4 events, 20 questions" in done.stdout
