@@ -115,15 +115,28 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
 
 def replace_slice(conn: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, Any], rows: pd.DataFrame) -> int:
     """Delete `table`'s rows matching `where` and insert `rows` by column name. Call inside `transaction`."""
+    return replace_slices(conn, table, [where], rows)
+
+
+def replace_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence[Mapping[str, Any]],
+                   rows: pd.DataFrame) -> int:
+    """Replace several partitions' slices of `table` at once (a run over many partitions): one DELETE per
+    slice, then one INSERT ... BY NAME of all their rows. Call inside `transaction`."""
     if table not in TABLES:
         raise KeyError(f"unknown table {table!r}")
-    missing = set(table_columns(table)) - set(rows.columns)
+    columns = table_columns(table)
+    missing = set(columns) - set(rows.columns)
     if missing and len(rows):
         raise ValueError(f"rows for {table} lack columns {sorted(missing)}")
-    clause = " AND ".join(f"{column} = ?" for column in where) or "TRUE"
-    conn.execute(f"DELETE FROM {table} WHERE {clause}", list(where.values()))
+    for names in {tuple(w) for w in wheres}:
+        clause = " AND ".join(f"{column} = ?" for column in names) or "TRUE"
+        params = [list(w.values()) for w in wheres if tuple(w) == names]
+        if names:
+            conn.executemany(f"DELETE FROM {table} WHERE {clause}", params)
+        else:
+            conn.execute(f"DELETE FROM {table}")
     if len(rows):
-        conn.register("_incoming", rows[table_columns(table)])
+        conn.register("_incoming", rows[columns])
         try:
             conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
         finally:

@@ -5,7 +5,7 @@ from driftlab_dagster.core.designs import DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store
-from driftlab_dagster.core.warehouse import replace_slice, stored_graph, stored_pages, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import replace_slices, stored_graph, stored_pages, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
@@ -16,7 +16,7 @@ from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
 def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, study: StudyResource) -> dg.MaterializeResult:
     """One row per (design, question) asked on that day in that scenario: the answer, the expected value,
     whether it was right, hedged, and why. Evidence comes from that day's pages and fact graph only."""
-    per_partition = []
+    per_partition, slices, frames = [], [], []
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
         reader = study.build_reader(world)
@@ -25,10 +25,11 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
             step = world.checkpoint(day).step
             store = Store.from_snapshot(pages=stored_pages(conn, scenario, day), **stored_graph(conn, scenario, day))
             rows = evaluate(store, world, scenario, step, reader)
-            frame = pd.DataFrame([{**r, "day": day} for r in rows])
-            with transaction(conn):
-                replace_slice(conn, "answers", {"scenario": scenario, "day": day}, frame)
+            slices.append({"scenario": scenario, "day": day})
+            frames += [{**r, "day": day} for r in rows]
             per_partition.append((scenario, day, rows))
+        with transaction(conn):
+            replace_slices(conn, "answers", slices, pd.DataFrame(frames))
     by_design = []
     for scenario, day, rows in per_partition:
         for design in DESIGNS:

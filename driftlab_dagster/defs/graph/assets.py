@@ -6,7 +6,7 @@ import pandas as pd
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.study import replay_graph
-from driftlab_dagster.core.warehouse import records, replace_slice, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import page_history, scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
@@ -36,37 +36,47 @@ def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     """Replays the scenario's knowledge layer from its page history: initial extraction, then each event's
     maintenance (patch the changed pages, patch from the system of record, or nothing)."""
     results: list[dict] = []
+    slices: list[dict] = []
+    tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
+                                                      "graph_maintenance")}
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
         extractor = study.build_extractor(world)
         for key in context.partition_keys:
             scenario, day = scenario_and_day(key)
             step = world.checkpoint(day).step
-            history = _page_history(conn, scenario, step)
-            store, costs = replay_graph(world, scenario, history, extractor)
+            store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), extractor)
             snapshot = store.snapshot()
             today = next((c for c in costs if c.event == step), None)
-            with transaction(conn):
-                where = {"scenario": scenario, "day": day}
-                for table in ("entities", "aliases", "facts", "extraction_log"):
-                    replace_slice(conn, table, where, pd.DataFrame([{**where, **r} for r in snapshot[table]]))
-                replace_slice(conn, "graph_maintenance", where,
-                              pd.DataFrame([{**where, **today.as_row()}] if today else []))
-            ahead = records(conn, "SELECT page_id, page_version, version_read FROM pages_ahead_of_graph "
-                                  "WHERE scenario = ? AND day = ? ORDER BY page_id", [scenario, day])
+            where = {"scenario": scenario, "day": day}
+            slices.append(where)
+            for table in ("entities", "aliases", "facts", "extraction_log"):
+                tables[table] += [{**where, **r} for r in snapshot[table]]
+            if today:
+                tables["graph_maintenance"].append({**where, **today.as_row()})
             context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
-                             f"{today.docs if today else 0} pages read today, {len(ahead)} pages ahead of the graph")
+                             f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")
             results.append({"scenario": scenario, "day": day, "facts": len(snapshot["facts"]),
                             "entities": len(snapshot["entities"]), "aliases": len(snapshot["aliases"]),
-                            "pages_read": today.docs if today else 0, "graph_writes": today.graph_writes if today else 0,
-                            "approach": today.approach if today else "none", "tokens_estimated": today.input_tokens if today else 0,
-                            "pages_ahead": len(ahead), "ahead": ahead, "log": len(snapshot["extraction_log"])})
+                            "pages_read": today.docs if today else 0,
+                            "graph_writes": today.graph_writes if today else 0,
+                            "approach": today.approach if today else "none", "log": len(snapshot["extraction_log"])})
+        with transaction(conn):
+            for table, rows in tables.items():
+                replace_slices(conn, table, slices, pd.DataFrame(rows))
+        ahead = records(conn, "SELECT scenario, day, page_id, page_version, version_read FROM pages_ahead_of_graph "
+                              "WHERE scenario = ? AND day = ? ORDER BY page_id",
+                        [slices[-1]["scenario"], slices[-1]["day"]])
+        counts = dict(conn.execute("SELECT scenario || ' ' || day, count(*) FROM pages_ahead_of_graph "
+                                   "GROUP BY ALL").fetchall())
+    for r in results:
+        r["pages_ahead"] = counts.get(f"{r['scenario']} {r['day']}", 0)
     last = results[-1]
     yield dg.MaterializeResult(asset_key="extraction_log", metadata={
         "dagster/row_count": sum(r["log"] for r in results),
         "pages_ahead_of_graph": last["pages_ahead"],
-        "ahead": dg.MetadataValue.md(markdown_table(last["ahead"], ["page_id", "page_version", "version_read"])
-                                     if last["ahead"] else "every page is as the graph last read it"),
+        "ahead": dg.MetadataValue.md(markdown_table(ahead, ["scenario", "day", "page_id", "page_version", "version_read"])
+                                     if ahead else "every page is as the graph last read it"),
     })
     yield dg.MaterializeResult(asset_key="fact_graph", metadata={
         "dagster/row_count": sum(r["facts"] for r in results),

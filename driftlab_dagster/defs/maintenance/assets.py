@@ -4,7 +4,7 @@ import pandas as pd
 from driftlab_dagster.core.reports import cost_markdown
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import maintenance_comparison, repair, stale_graph_scenario
-from driftlab_dagster.core.warehouse import replace_slice, stored_graph, stored_pages, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import replace_slice, replace_slices, stored_graph, stored_pages, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import event_day_partitions, repair_source_key
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
@@ -23,10 +23,9 @@ def maintenance_costs(context: dg.AssetExecutionContext, warehouse: WarehouseRes
         extractor, reader = study.build_extractor(world), study.build_reader(world)
         for day in context.partition_keys:
             step = world.checkpoint(day).step
-            day_rows = [{"day": day, **r.as_row()} for r in maintenance_comparison(world, step, extractor, reader)]
-            with transaction(conn):
-                replace_slice(conn, "maintenance_costs", {"day": day}, pd.DataFrame(day_rows))
-            rows.extend(day_rows)
+            rows += [{"day": day, **r.as_row()} for r in maintenance_comparison(world, step, extractor, reader)]
+        with transaction(conn):
+            replace_slices(conn, "maintenance_costs", [{"day": d} for d in context.partition_keys], pd.DataFrame(rows))
     patch = [r for r in rows if r["approach"] == "patch changed pages"]
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),

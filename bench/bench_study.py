@@ -1,0 +1,67 @@
+"""The full deterministic study through the pure core and through Dagster, side by side in one run.
+
+Rounds alternate core and Dagster so both see the same machine load; the ratio of medians is the number
+to read (the machines are shared and noisy, absolute seconds drift).
+
+    .venv/bin/python bench/bench_study.py [--rounds 5]
+
+Dagster here means one in-process run per partitions definition over all of its partitions (four runs:
+world; pages + graph + answers over 20 (scenario, day) keys; maintenance over 4 event days; repair and
+reports), writing a real DuckDB file, with an ephemeral instance (no event-log fsyncs) and with an
+on-disk SQLite instance like `make run` uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from driftlab_dagster.core.study import run_study
+from driftlab_dagster.core.world import load_world
+from driftlab_dagster.headless import run_study_in_dagster
+from driftlab_dagster.project import DEFAULT_WORLD
+
+
+def timed(fn) -> float:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    run_study_in_dagster  # warm imports outside the timings
+    samples: dict[str, list[float]] = {"core": [], "dagster (ephemeral instance)": [], "dagster (on-disk instance)": []}
+    for i in range(args.rounds + 1):  # round 0 warms caches and is dropped
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            core = timed(lambda: run_study(load_world(DEFAULT_WORLD)))
+            eph = timed(lambda: run_study_in_dagster(work / "e.duckdb", work / "e", instance=dg.DagsterInstance.ephemeral()))
+            (work / "home").mkdir()
+            disk = timed(lambda: run_study_in_dagster(work / "d.duckdb", work / "d",
+                                                      instance=dg.DagsterInstance.local_temp(str(work / "home"))))
+        if i:
+            samples["core"].append(core)
+            samples["dagster (ephemeral instance)"].append(eph)
+            samples["dagster (on-disk instance)"].append(disk)
+        print(f"round {i}{' (warm-up)' if not i else ''}: core {core:.2f}s, dagster ephemeral {eph:.2f}s, "
+              f"dagster on-disk {disk:.2f}s", flush=True)
+
+    core_median = statistics.median(samples["core"])
+    print()
+    print(f"{'route':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'x core':>7}")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"{name:<30} {median:>9.2f} {min(values):>7.2f} {max(values):>7.2f} {median / core_median:>7.1f}")
+
+
+if __name__ == "__main__":
+    main()
