@@ -49,6 +49,8 @@ class Answer:
     value: str | None
     hedged: bool
     why: str
+    flagged: bool = False
+    phrase: bool = False
 
 
 def clean(value: str) -> str:
@@ -73,17 +75,17 @@ class Agent:
         self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
 
     def ask(self, question: str, entity: str, hops: tuple[str, ...]) -> Answer:
-        current, hedged, why = entity, False, []
+        current, hedged, flagged, phrase, why = entity, False, False, False, []
         for i, predicate in enumerate(hops):
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
             hop = self.reader.read(current, predicate, self.gather(query, current, predicate), self.design.versioned)
-            hedged |= hop.hedged
+            hedged, flagged, phrase = hedged or hop.hedged, flagged or hop.flagged, phrase or hop.phrase
             if hop.why:
                 why.append(hop.why)
             if hop.value is None:
-                return Answer(None, hedged, "; ".join(why))
+                return Answer(None, hedged, "; ".join(why), flagged, phrase)
             current = clean(hop.value)
-        return Answer(current, hedged, "; ".join(why))
+        return Answer(current, hedged, "; ".join(why), flagged, phrase)
 
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []

@@ -11,6 +11,8 @@ from .store import Store
 from .world import World
 
 RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome", "hedged", "answer", "expected", "why"]
+# Ours, after the post's: a model reader's possibly_stale flag and hedge phrases, recorded apart.
+RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
 
 
 def _normalise(text: str) -> str:
@@ -41,6 +43,7 @@ def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reade
                 "scenario": scenario, "design": design.value, "step": step, "question": q.id,
                 "drifted": q.event > 0 and step >= q.event, "outcome": outcome, "hedged": answer.hedged,
                 "answer": answer.value or "", "expected": q.expected, "why": answer.why,
+                "model_flagged": answer.flagged, "hedge_phrase": answer.phrase,
             })
     return rows
 

@@ -28,10 +28,13 @@ class Extraction:
     input_tokens: int
     output_tokens: int
     estimated: bool  # True when no model was called and the tokens are a 4-characters-a-token estimate
+    issue: str = ""  # why some or all of the page's facts were dropped ("" when nothing went wrong)
+    cached: bool = False  # the reply came from the call cache: a live system would have paid, this run did not
 
 
 class Extractor(Protocol):
     kind: str
+    id: str  # kind, model and prompt version: stored on every fact it produces
     ontology: Ontology
 
     def extract(self, page: StoredPage) -> Extraction: ...
@@ -56,6 +59,7 @@ class RegexExtractor:
     """
 
     kind = "regex"
+    id = "regex"
 
     def __init__(self, ontology: Ontology):
         self.ontology = ontology
@@ -79,11 +83,14 @@ class CostSample:
     graph_writes: int
     ms: int
     estimated: bool
+    spent_input_tokens: int = 0  # what this run paid: cache hits and estimates cost nothing
+    spent_output_tokens: int = 0
 
     def as_row(self) -> dict:
         return {"approach": self.approach, "event": self.event, "docs": self.docs,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "graph_writes": self.graph_writes, "ms": self.ms, "estimated": self.estimated}
+                "graph_writes": self.graph_writes, "ms": self.ms, "estimated": self.estimated,
+                "spent_input_tokens": self.spent_input_tokens, "spent_output_tokens": self.spent_output_tokens}
 
 
 FULL = "full re-extract"
@@ -103,11 +110,14 @@ def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], a
             if t.predicate in renames:
                 store.apply_rename(t.subject, t.object)
     for page, result in results:
-        store.replace_page_facts(page, result.triples, at, skip_predicates=renames)
+        store.replace_page_facts(page, result.triples, at, skip_predicates=renames, extractor=extractor.id,
+                                 issue=result.issue)
+    paid = [r for _, r in results if not r.estimated and not r.cached]
     return CostSample(
         approach, event, len(pages),
         sum(r.input_tokens for _, r in results), sum(r.output_tokens for _, r in results),
         store.graph_writes - writes_before, _ms_since(started), any(r.estimated for _, r in results),
+        sum(r.input_tokens for r in paid), sum(r.output_tokens for r in paid),
     )
 
 

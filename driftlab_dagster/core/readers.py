@@ -35,6 +35,8 @@ class HopAnswer:
     value: str | None
     hedged: bool
     why: str
+    flagged: bool = False  # a model reader set possibly_stale
+    phrase: bool = False  # a model reader's answer text carries a hedge phrase
 
 
 class Reader(Protocol):

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Iterable
 
 from .designs import DESIGNS
-from .evaluation import RESULT_COLUMNS
+from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
 
 COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]
-COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy"]
+COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy", "spent_input_tokens", "spent_output_tokens"]
 
 
 def pct(part: int, whole: int) -> str:
@@ -100,13 +100,14 @@ def _csv_bool(value: object) -> object:
 
 
 def results_csv(results: Iterable[dict]) -> str:
-    """The post's results.csv: its columns in its order, the last three always quoted."""
+    """The post's results.csv: its columns in its order, the last three always quoted; ours after them."""
     out = io.StringIO()
-    out.write(",".join(RESULT_COLUMNS) + "\n")
+    out.write(",".join(RESULT_COLUMNS + RESULT_EXTRA_COLUMNS) + "\n")
     for r in results:
         plain = [str(_csv_bool(r[c])) for c in RESULT_COLUMNS[:7]]
         quoted = ['"' + str(r[c]).replace('"', '""') + '"' for c in RESULT_COLUMNS[7:]]
-        out.write(",".join(plain + quoted) + "\n")
+        extra = [str(_csv_bool(r.get(c, False))) for c in RESULT_EXTRA_COLUMNS]
+        out.write(",".join(plain + quoted + extra) + "\n")
     return out.getvalue()
 
 

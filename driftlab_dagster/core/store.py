@@ -39,6 +39,7 @@ class Fact:
     source_version: int  # which version of that page
     extracted_at: dt.datetime  # when the graph read it
     valid_from: dt.datetime  # when the world says it became true (the page's updated_at)
+    extractor: str = ""  # which extractor (kind, model, prompt version) wrote it; "" for a record patch
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ExtractionEntry:
     page_id: str
     version: int
     extracted_at: dt.datetime
+    extractor: str = ""
+    issue: str = ""  # why the extractor dropped some or all of the page's facts
 
 
 class Store:
@@ -150,9 +153,10 @@ class Store:
 
     # ---------- facts ----------
     def _insert_fact(self, entity_id: int, predicate: str, obj: str, source: str, version: int,
-                     extracted_at: dt.datetime, valid_from: dt.datetime) -> None:
+                     extracted_at: dt.datetime, valid_from: dt.datetime, extractor: str = "") -> None:
         fact_id = max(self.facts, default=0) + 1
-        self.facts[fact_id] = Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from)
+        self.facts[fact_id] = Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from,
+                                   extractor)
         self.graph_writes += 1
 
     def _delete_facts(self, keep) -> None:  # type: ignore[no-untyped-def]
@@ -162,7 +166,7 @@ class Store:
         self.graph_writes += max(len(doomed), 1)
 
     def replace_page_facts(self, page: StoredPage, triples: Iterable[Triple], extracted_at: dt.datetime,
-                           skip_predicates: set[str]) -> None:
+                           skip_predicates: set[str], extractor: str = "", issue: str = "") -> None:
         """Delete what this page contributed, store what it says now, and log the version read."""
         self._delete_facts(lambda f: f.source_doc != page.id)
         for t in triples:
@@ -170,8 +174,8 @@ class Store:
                 continue
             entity_id = self.ensure_entity(t.subject)
             self._insert_fact(entity_id, t.predicate, t.object.strip(), page.id, page.version, extracted_at,
-                              page.updated_at)
-        self.extractions[page.id] = ExtractionEntry(page.id, page.version, extracted_at)
+                              page.updated_at, extractor)
+        self.extractions[page.id] = ExtractionEntry(page.id, page.version, extracted_at, extractor, issue)
 
     def replace_fact(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
         """System-of-record patch: the new value supersedes every extracted value for that slot."""
@@ -210,11 +214,13 @@ class Store:
             "facts": [
                 {"fact_id": f.id, "entity_id": f.entity_id, "entity": self.entities[f.entity_id],
                  "predicate": f.predicate, "object": f.object, "source_doc": f.source_doc,
-                 "source_version": f.source_version, "extracted_at": f.extracted_at, "valid_from": f.valid_from}
+                 "source_version": f.source_version, "extracted_at": f.extracted_at, "valid_from": f.valid_from,
+                 "extractor": f.extractor}
                 for _, f in sorted(self.facts.items())
             ],
             "extraction_log": [
-                {"page_id": e.page_id, "version": e.version, "extracted_at": e.extracted_at}
+                {"page_id": e.page_id, "version": e.version, "extracted_at": e.extracted_at,
+                 "extractor": e.extractor, "issue": e.issue}
                 for _, e in sorted(self.extractions.items())
             ],
         }
@@ -233,9 +239,10 @@ class Store:
         for f in facts:
             store.facts[int(f["fact_id"])] = Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"],
                                                   f["source_doc"], int(f["source_version"]), f["extracted_at"],
-                                                  f["valid_from"])
+                                                  f["valid_from"], f.get("extractor", ""))
         for x in extraction_log:
-            store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"])
+            store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"],
+                                                              x.get("extractor", ""), x.get("issue", ""))
         return store
 
 

@@ -19,7 +19,8 @@ import pandas as pd
 _COST_COLUMNS = """
     approach VARCHAR NOT NULL, event INTEGER NOT NULL, docs INTEGER NOT NULL,
     input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, graph_writes INTEGER NOT NULL,
-    ms INTEGER NOT NULL, estimated BOOLEAN NOT NULL"""
+    ms INTEGER NOT NULL, estimated BOOLEAN NOT NULL, spent_input_tokens INTEGER NOT NULL,
+    spent_output_tokens INTEGER NOT NULL"""
 
 # table -> column definitions. Every partitioned table starts with its partition columns.
 TABLES: dict[str, str] = {
@@ -31,15 +32,21 @@ TABLES: dict[str, str] = {
     "aliases": "scenario VARCHAR NOT NULL, day DATE NOT NULL, alias VARCHAR NOT NULL, entity_id INTEGER NOT NULL",
     "facts": """scenario VARCHAR NOT NULL, day DATE NOT NULL, fact_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
-        source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL""",
+        source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
+        extractor VARCHAR NOT NULL""",
     "extraction_log": """scenario VARCHAR NOT NULL, day DATE NOT NULL, page_id VARCHAR NOT NULL,
-        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL""",
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
     "graph_maintenance": f"scenario VARCHAR NOT NULL, day DATE NOT NULL, {_COST_COLUMNS}",
     "answers": """scenario VARCHAR NOT NULL, day DATE NOT NULL, step INTEGER NOT NULL, design VARCHAR NOT NULL,
         question VARCHAR NOT NULL, drifted BOOLEAN NOT NULL, outcome VARCHAR NOT NULL, hedged BOOLEAN NOT NULL,
-        answer VARCHAR NOT NULL, expected VARCHAR NOT NULL, why VARCHAR NOT NULL""",
+        answer VARCHAR NOT NULL, expected VARCHAR NOT NULL, why VARCHAR NOT NULL, model_flagged BOOLEAN NOT NULL,
+        hedge_phrase BOOLEAN NOT NULL""",
     "maintenance_costs": f"day DATE NOT NULL, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
     "repair_costs": f"{_COST_COLUMNS}, graph_only_accuracy DOUBLE",
+    # The content-addressed cache of model calls: what a rerun, a backfill of another scenario over the same
+    # page versions, or a replay of earlier days does not pay for again.
+    "model_calls": """key VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, model VARCHAR NOT NULL, content VARCHAR NOT NULL,
+        input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, latency_ms DOUBLE NOT NULL""",
 }
 
 # The LEFT JOIN that makes patching possible: per partition, pages newer than what the graph last read.
@@ -92,7 +99,16 @@ def connect(database: str, lock_timeout_seconds: float = 10.0, config: Mapping[s
 
 
 def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
+    existing = {t: [c for (c,) in conn.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' ORDER BY column_index",
+        [t]).fetchall()] for t in TABLES}
     for table, columns in TABLES.items():
+        if existing[table] and existing[table] != table_columns(table):
+            raise WarehouseError(
+                f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
+                f"version of DriftLab (columns {existing[table]}); it holds derived data only: move the file "
+                "aside or delete it and run again"
+            )
         conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
@@ -186,9 +202,9 @@ def stored_graph(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> di
         "entities": records(conn, f"SELECT entity_id, name FROM entities {where} ORDER BY entity_id", params),
         "aliases": records(conn, f"SELECT alias, entity_id FROM aliases {where} ORDER BY alias", params),
         "facts": records(conn, f"""SELECT fact_id, entity_id, predicate, object, source_doc, source_version,
-                                   extracted_at, valid_from FROM facts {where} ORDER BY fact_id""", params),
-        "extraction_log": records(conn, f"""SELECT page_id, version, extracted_at FROM extraction_log {where}
-                                            ORDER BY page_id""", params),
+                                   extracted_at, valid_from, extractor FROM facts {where} ORDER BY fact_id""", params),
+        "extraction_log": records(conn, f"""SELECT page_id, version, extracted_at, extractor, issue
+                                            FROM extraction_log {where} ORDER BY page_id""", params),
     }
     if not snapshot["extraction_log"]:
         raise MissingUpstream(f"no graph for {scenario} on {day}: materialise that `fact_graph` partition first")

@@ -96,3 +96,16 @@ def test_a_locked_file_fails_within_the_timeout_with_one_clear_line(locked_datab
     assert time.monotonic() - started < 10
     message = str(info.value)
     assert "locked by another process" in message and "PID" in message and "\n" not in message
+
+
+def test_a_file_from_another_version_is_refused_in_one_line_and_kept(tmp_path: Path):
+    path = tmp_path / "old.duckdb"
+    old = connect(str(path))
+    old.execute("CREATE TABLE answers(scenario VARCHAR, design VARCHAR)")
+    old.execute("INSERT INTO answers VALUES ('Fresh', 'Rag')")
+    old.close()
+    conn = connect(str(path))
+    with pytest.raises(WarehouseError, match="written by another version of DriftLab") as info:
+        ensure_schema(conn)
+    assert "\n" not in str(info.value)
+    assert conn.execute("SELECT * FROM answers").fetchall() == [("Fresh", "Rag")]

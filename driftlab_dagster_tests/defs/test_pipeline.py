@@ -40,7 +40,7 @@ def test_the_pipeline_reproduces_the_posts_deterministic_column(dagster_study):
 
 def test_results_csv_has_the_posts_columns_in_the_posts_order(dagster_study):
     header = (dagster_study.out / "results.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert header.split(",") == RESULT_COLUMNS
+    assert header.split(",")[:10] == RESULT_COLUMNS
     costs_header = (dagster_study.out / "costs.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert costs_header[:7] == ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]
 
