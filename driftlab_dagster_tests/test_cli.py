@@ -94,3 +94,15 @@ def test_a_missing_database_directory_is_one_line(tmp_path):
 def test_check_world_accepts_the_bundled_world():
     done = _driftlab("check-world", str(DEFAULT_WORLD))
     assert done.returncode == 0 and "40 pages, 4 events, 20 questions" in done.stdout
+
+
+def test_a_model_server_that_is_down_is_one_line_and_writes_nothing(tmp_path):
+    from driftlab_dagster_tests.support.local_model import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    done = _driftlab("run", "--reader", "model", "--api", "openai", "--url", url, "--database",
+                     str(tmp_path / "d.duckdb"), "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and url in done.stderr and "start one" in done.stderr
+    with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 0

@@ -167,3 +167,41 @@ def markdown_table(rows: Iterable[dict], columns: list[str], max_chars: int = 12
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def two_column_table(ceiling: list[dict], model: list[dict]) -> str:
+    """The post's layout: the deterministic ceiling beside the model run, with the model's wrong answers
+    split into stated plainly and marked possibly stale."""
+    by = {(s["design"], s["scenario"]): s for s in model}
+    lines = ["                                  Deterministic    Model run        Model wrong answers",
+             "Design            Scenario        All     Drifted  All     Drifted  no hedge / hedged",
+             "-" * 92]
+    for c in ceiling:
+        m = by.get((c["design"], c["scenario"]))
+        if m is None:
+            continue
+        p = lambda a, b: "-" if b == 0 else f"{100 * a / b:.0f}%"  # noqa: E731
+        abstain = f" (+{m['abstain']} abstain)" if m["abstain"] else ""
+        lines.append(f"{c['design']:<17} {c['scenario']:<15} {p(c['correct'], c['answers']):<7} "
+                     f"{p(c['drifted_correct'], c['drifted']):<8} {p(m['correct'], m['answers']):<7} "
+                     f"{p(m['drifted_correct'], m['drifted']):<8} {m['wrong_no_hedge']} / {m['wrong_hedged']}{abstain}")
+    return "\n".join(lines)
+
+
+def hedging_table(results: list[dict]) -> str:
+    """Wrong answers hedged and right answers hedged, per design, with the model's flag and hedge phrases
+    counted apart."""
+    lines = ["Design            Wrong  Hedged  Share   Flag  Phrase   Right answers hedged",
+             "-" * 80]
+    for design in [d.value for d in DESIGNS]:
+        rows = [r for r in results if r["design"] == design]
+        if not rows:
+            continue
+        wrong = [r for r in rows if r["outcome"] == "wrong"]
+        right = [r for r in rows if r["outcome"] == "correct"]
+        hedged = sum(r["hedged"] for r in wrong)
+        share = f"{100 * hedged / len(wrong):.0f}%" if wrong else "-"
+        lines.append(f"{design:<17} {len(wrong):<6} {hedged:<7} {share:<7} "
+                     f"{sum(r.get('model_flagged', False) for r in wrong):<5} {sum(r.get('hedge_phrase', False) for r in wrong):<8} "
+                     f"{sum(r['hedged'] for r in right)} of {len(right)}")
+    return "\n".join(lines)

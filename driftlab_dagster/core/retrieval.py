@@ -59,3 +59,38 @@ class Bm25Retriever:
         if self._bm25 is None or not terms:
             return np.zeros(len(self.pages))
         return self._bm25.get_scores(terms)
+
+
+class EmbeddingRetriever:
+    """Top-k pages by cosine similarity of embeddings; ties broken by page id.
+
+    Page vectors come through the caching client, keyed by the page's text, so a page is embedded again
+    only when its version (its text) changes. Similarity is one matrix-vector product in numpy.
+    """
+
+    def __init__(self, pages: list[StoredPage], client) -> None:  # type: ignore[no-untyped-def]
+        self.pages = sorted(pages, key=lambda p: p.id)
+        self.client = client
+        vectors = client.embed([f"{p.title}\n{p.body}" for p in self.pages]) if self.pages else []
+        self.matrix = _unit_rows(np.asarray(vectors, dtype=np.float32)) if vectors else np.zeros((0, 0), np.float32)
+        self._cache: dict[tuple[str, int], list[StoredPage]] = {}
+
+    def top(self, query: str, k: int = 3) -> list[StoredPage]:
+        if (query, k) in self._cache:
+            return self._cache[(query, k)]
+        if not self.pages or not query.strip():
+            return []
+        q = _unit_rows(np.asarray(self.client.embed([query]), dtype=np.float32))[0]
+        scores = self.matrix @ q
+        order = sorted(range(len(self.pages)), key=lambda i: (-float(scores[i]), self.pages[i].id))
+        hits = [self.pages[i] for i in order[:k]]
+        self._cache[(query, k)] = hits
+        return hits
+
+    def vectors(self) -> list[tuple[StoredPage, list[float]]]:
+        return [(p, row.tolist()) for p, row in zip(self.pages, self.matrix)]
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-9)

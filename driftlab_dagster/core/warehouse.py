@@ -43,6 +43,8 @@ TABLES: dict[str, str] = {
         hedge_phrase BOOLEAN NOT NULL""",
     "maintenance_costs": f"day DATE NOT NULL, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
     "repair_costs": f"{_COST_COLUMNS}, graph_only_accuracy DOUBLE",
+    "page_embeddings": """scenario VARCHAR NOT NULL, day DATE NOT NULL, page_id VARCHAR NOT NULL, version INTEGER NOT NULL,
+        model VARCHAR NOT NULL, embedding FLOAT[] NOT NULL""",
     # The content-addressed cache of model calls: what a rerun, a backfill of another scenario over the same
     # page versions, or a replay of earlier days does not pay for again.
     "model_calls": """key VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, model VARCHAR NOT NULL, content VARCHAR NOT NULL,
@@ -176,6 +178,26 @@ def records(conn: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = (
 
 class MissingUpstream(WarehouseError):
     """A partition's input is not in the file yet."""
+
+
+def load_call_cache(conn: duckdb.DuckDBPyConnection) -> dict:
+    from .models import CacheEntry
+
+    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms FROM model_calls").fetchall()
+    return {r[0]: CacheEntry(*r) for r in rows}
+
+
+def save_call_cache(conn: duckdb.DuckDBPyConnection, entries: list) -> int:
+    if not entries:
+        return 0
+    frame = pd.DataFrame([vars(e) for e in entries])
+    conn.register("_calls", frame)
+    try:
+        with transaction(conn):
+            conn.execute("INSERT OR IGNORE INTO model_calls BY NAME SELECT * FROM _calls")
+    finally:
+        conn.unregister("_calls")
+    return len(entries)
 
 
 def stored_world_json(conn: duckdb.DuckDBPyConnection) -> str:

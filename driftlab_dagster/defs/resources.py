@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from driftlab_dagster.core.extraction import Extractor, RegexExtractor
-from driftlab_dagster.core.readers import DeterministicReader, Reader
-from driftlab_dagster.core.warehouse import connect, ensure_schema
+from driftlab_dagster.core.progress import Progress
+from driftlab_dagster.core.session import Session, StudyConfig, open_session
+from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import World, load_world
 from driftlab_dagster.project import DEFAULT_DATABASE, DEFAULT_OUTPUT_DIR, world_path
 
@@ -55,31 +55,49 @@ class ReportsResource(dg.ConfigurableResource):
 
 
 class StudyResource(dg.ConfigurableResource):
-    """How the knowledge layer is built and read: the extractor that fills the graph and the reader that
-    answers. The deterministic pair (regex extractor, deterministic reader) calls no model."""
+    """How the knowledge layer is built and read: the extractor that fills the graph, the reader that answers,
+    the retrieval, and the local model server behind them. The default (regex extractor, deterministic
+    reader, BM25) calls no model."""
 
-    extractor: str = Field(default="regex", description="Graph extractor: 'regex'.")
-    reader: str = Field(default="deterministic", description="Answer reader: 'deterministic'.")
+    extractor: str = Field(default="regex", description="Graph extractor: 'regex' or 'model'.")
+    reader: str = Field(default="deterministic", description="Answer reader: 'deterministic' or 'model'.")
+    retrieval: str = Field(default="bm25", description="Page retrieval: 'bm25' or 'embed' (model embeddings).")
+    api: str = Field(default="ollama", description="Model API: 'ollama' (native, official client) or 'openai' "
+                                                   "(OpenAI-compatible: LM Studio, llama-server, vLLM).")
+    url: Optional[str] = Field(default=None, description="Model server URL (ollama: $OLLAMA_HOST or :11434; "
+                                                         "openai: http://127.0.0.1:1234).")
+    model: str = Field(default="qwen2.5:7b", description="Chat model id as the server names it.")
+    embed_model: str = Field(default="nomic-embed-text", description="Embedding model id.")
+    extraction_prompt: str = Field(default="few-shot-v1", description="Extraction prompt: 'zero-shot-v1' (the "
+                                                                      "post's) or 'few-shot-v1'.")
+    timeout_seconds: float = Field(default=300.0, description="Timeout of one model call.")
+    progress: bool = Field(default=False, description="Draw a progress line on stderr (the headless command).")
 
-    def build_extractor(self, world: World) -> Extractor:
-        if self.extractor == "regex":
-            return RegexExtractor(world.ontology)
-        raise ValueError(f"unknown extractor {self.extractor!r}: use 'regex'")
+    def config(self) -> StudyConfig:
+        return StudyConfig(self.extractor, self.reader, self.retrieval, self.api, self.url, self.model,
+                           self.embed_model, self.extraction_prompt, self.timeout_seconds)
 
-    def build_reader(self, world: World) -> Reader:
-        if self.reader == "deterministic":
-            return DeterministicReader(world.ontology)
-        raise ValueError(f"unknown reader {self.reader!r}: use 'deterministic'")
+    @contextmanager
+    def session(self, world: World, conn: duckdb.DuckDBPyConnection) -> Iterator[Session]:
+        """A session whose model calls go through the cache stored in the same DuckDB file. New replies are
+        saved even when the step fails: they were paid for."""
+        config = self.config()
+        cache = load_call_cache(conn) if config.uses_model else {}
+        session = open_session(world, config, cache, Progress(enabled=self.progress))
+        try:
+            yield session
+        finally:
+            save_call_cache(conn, session.new_cache_entries)
 
 
 def default_resources(database: str | None = None, world: str | None = None, output_dir: str | None = None,
-                      lock_timeout_seconds: float = 10.0) -> dict:
+                      lock_timeout_seconds: float = 10.0, study: StudyResource | None = None) -> dict:
     return {
         "warehouse": WarehouseResource(database=str(database or DEFAULT_DATABASE),
                                        lock_timeout_seconds=lock_timeout_seconds),
         "world_file": WorldFileResource(path=str(world or world_path())),
         "reports_dir": ReportsResource(output_dir=str(output_dir or DEFAULT_OUTPUT_DIR)),
-        "study": StudyResource(),
+        "study": study or StudyResource(),
     }
 
 

@@ -19,17 +19,25 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
     per_partition, slices, frames = [], [], []
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
-        reader = study.build_reader(world)
-        for key in context.partition_keys:
-            scenario, day = scenario_and_day(key)
-            step = world.checkpoint(day).step
-            store = Store.from_snapshot(pages=stored_pages(conn, scenario, day), **stored_graph(conn, scenario, day))
-            rows = evaluate(store, world, scenario, step, reader)
-            slices.append({"scenario": scenario, "day": day})
-            frames += [{**r, "day": day} for r in rows]
-            per_partition.append((scenario, day, rows))
+        embeddings = []
+        with study.session(world, conn) as session:
+            session.progress.stage("answers", len(context.partition_keys))
+            for key in context.partition_keys:
+                scenario, day = scenario_and_day(key)
+                step = world.checkpoint(day).step
+                store = Store.from_snapshot(pages=stored_pages(conn, scenario, day), **stored_graph(conn, scenario, day))
+                retriever = session.retriever(store.sorted_pages())
+                rows = evaluate(store, world, scenario, step, session.reader, retriever=retriever)
+                slices.append({"scenario": scenario, "day": day})
+                frames += [{**r, "day": day} for r in rows]
+                per_partition.append((scenario, day, rows))
+                if hasattr(retriever, "vectors"):
+                    embeddings += [{"scenario": scenario, "day": day, "page_id": p.id, "version": p.version,
+                                    "model": session.config.embed_model, "embedding": v} for p, v in retriever.vectors()]
+                session.progress.advance()
         with transaction(conn):
             replace_slices(conn, "answers", slices, pd.DataFrame(frames))
+            replace_slices(conn, "page_embeddings", slices, pd.DataFrame(embeddings))
     by_design = []
     for scenario, day, rows in per_partition:
         for design in DESIGNS:
@@ -47,6 +55,11 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
         "dagster/row_count": len(all_rows),
         "accuracy": round(sum(r["outcome"] == "correct" for r in all_rows) / len(all_rows), 4),
         "hedged": sum(r["hedged"] for r in all_rows),
+        "reader": getattr(session.reader, "id", "deterministic"),
+        "retrieval": session.config.retrieval,
+        **({"model_calls": session.client.spend.calls, "cache_hit_rate": round(session.client.spend.hit_rate, 3),
+            "tokens_spent": session.client.spend.spent_input_tokens + session.client.spend.spent_output_tokens}
+           if session.client else {}),
         "by_design": dg.MetadataValue.md(markdown_table(by_design, list(by_design[0]))),
         "misses": dg.MetadataValue.md(
             markdown_table(misses[:40], ["scenario", "design", "question", "outcome", "answer", "expected", "why"])

@@ -4,6 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from driftlab_dagster.core.reports import markdown_table
+from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.study import replay_graph
 from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
@@ -35,32 +36,11 @@ _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep
 def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, study: StudyResource):
     """Replays the scenario's knowledge layer from its page history: initial extraction, then each event's
     maintenance (patch the changed pages, patch from the system of record, or nothing)."""
-    results: list[dict] = []
-    slices: list[dict] = []
-    tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
-                                                      "graph_maintenance")}
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
-        extractor = study.build_extractor(world)
-        for key in context.partition_keys:
-            scenario, day = scenario_and_day(key)
-            step = world.checkpoint(day).step
-            store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), extractor)
-            snapshot = store.snapshot()
-            today = next((c for c in costs if c.event == step), None)
-            where = {"scenario": scenario, "day": day}
-            slices.append(where)
-            for table in ("entities", "aliases", "facts", "extraction_log"):
-                tables[table] += [{**where, **r} for r in snapshot[table]]
-            if today:
-                tables["graph_maintenance"].append({**where, **today.as_row()})
-            context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
-                             f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")
-            results.append({"scenario": scenario, "day": day, "facts": len(snapshot["facts"]),
-                            "entities": len(snapshot["entities"]), "aliases": len(snapshot["aliases"]),
-                            "pages_read": today.docs if today else 0,
-                            "graph_writes": today.graph_writes if today else 0,
-                            "approach": today.approach if today else "none", "log": len(snapshot["extraction_log"])})
+        with study.session(world, conn) as session:
+            session.progress.stage("fact_graph", len(context.partition_keys))
+            results, slices, tables = _replay_partitions(context, conn, world, session)
         with transaction(conn):
             for table, rows in tables.items():
                 replace_slices(conn, table, slices, pd.DataFrame(rows))
@@ -71,6 +51,7 @@ def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                                    "GROUP BY ALL").fetchall())
     for r in results:
         r["pages_ahead"] = counts.get(f"{r['scenario']} {r['day']}", 0)
+    spend = session.client.spend if session.client else None
     last = results[-1]
     yield dg.MaterializeResult(asset_key="extraction_log", metadata={
         "dagster/row_count": sum(r["log"] for r in results),
@@ -86,9 +67,43 @@ def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         "maintenance": last["approach"],
         "pages_read": last["pages_read"],
         "graph_writes": last["graph_writes"],
+        "extractor": session.extractor.id,
+        "pages_with_extraction_issues": sum(r["issues"] for r in results),
+        **({"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 3),
+            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens,
+            "tokens_live": spend.live_input_tokens + spend.live_output_tokens} if spend else {}),
         "partitions": dg.MetadataValue.md(markdown_table(
             results, ["scenario", "day", "approach", "pages_read", "graph_writes", "facts", "pages_ahead"])),
     })
+
+
+def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, session: Session):  # type: ignore[no-untyped-def]
+    results: list[dict] = []
+    slices: list[dict] = []
+    tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
+                                                      "graph_maintenance")}
+    for key in context.partition_keys:
+        scenario, day = scenario_and_day(key)
+        step = world.checkpoint(day).step
+        store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), session.extractor)
+        snapshot = store.snapshot()
+        today = next((c for c in costs if c.event == step), None)
+        where = {"scenario": scenario, "day": day}
+        slices.append(where)
+        for table in ("entities", "aliases", "facts", "extraction_log"):
+            tables[table] += [{**where, **r} for r in snapshot[table]]
+        if today:
+            tables["graph_maintenance"].append({**where, **today.as_row()})
+        context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
+                         f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")
+        results.append({"scenario": scenario, "day": day, "facts": len(snapshot["facts"]),
+                        "entities": len(snapshot["entities"]), "aliases": len(snapshot["aliases"]),
+                        "pages_read": today.docs if today else 0,
+                        "graph_writes": today.graph_writes if today else 0,
+                        "approach": today.approach if today else "none", "log": len(snapshot["extraction_log"]),
+                        "issues": sum(bool(x["issue"]) for x in snapshot["extraction_log"])})
+        session.progress.advance()
+    return results, slices, tables
 
 
 def _page_history(conn, scenario: str, step: int) -> list[list[StoredPage]]:  # type: ignore[no-untyped-def]

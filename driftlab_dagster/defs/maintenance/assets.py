@@ -20,10 +20,13 @@ def maintenance_costs(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     rows = []
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
-        extractor, reader = study.build_extractor(world), study.build_reader(world)
-        for day in context.partition_keys:
-            step = world.checkpoint(day).step
-            rows += [{"day": day, **r.as_row()} for r in maintenance_comparison(world, step, extractor, reader)]
+        with study.session(world, conn) as session:
+            session.progress.stage("maintenance", len(context.partition_keys))
+            for day in context.partition_keys:
+                step = world.checkpoint(day).step
+                rows += [{"day": day, **r.as_row()}
+                         for r in maintenance_comparison(world, step, session.extractor, session.reader)]
+                session.progress.advance()
         with transaction(conn):
             replace_slices(conn, "maintenance_costs", [{"day": d} for d in context.partition_keys], pd.DataFrame(rows))
     patch = [r for r in rows if r["approach"] == "patch changed pages"]
@@ -51,8 +54,8 @@ def graph_repair(context: dg.AssetExecutionContext, warehouse: WarehouseResource
         world = World.from_json(stored_world_json(conn))
         scenario, day = stale_graph_scenario(world), world.day_keys[-1]
         stale = Store.from_snapshot(pages=stored_pages(conn, scenario, day), **stored_graph(conn, scenario, day))
-        rows = [r.as_row() for r in repair(stale, world, scenario, study.build_extractor(world),
-                                           study.build_reader(world))]
+        with study.session(world, conn) as session:
+            rows = [r.as_row() for r in repair(stale, world, scenario, session.extractor, session.reader)]
         with transaction(conn):
             replace_slice(conn, "repair_costs", {}, pd.DataFrame(rows))
     by_approach = {r["approach"]: r for r in rows}

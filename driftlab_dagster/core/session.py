@@ -1,0 +1,83 @@
+"""How one run builds and reads its knowledge layer: extractor, reader, retrieval, and the model behind them.
+
+`StudyConfig` is the whole choice (the post's --reader, --extractor, --retrieval, --api, --url, --model,
+--embed-model); `open_session` turns it into objects, with a call cache seeded from earlier runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .extraction import Extractor, RegexExtractor
+from .llm import ModelExtractor, ModelReader
+from .models import CacheEntry, CachedClient, ModelClient, build_client
+from .progress import Progress
+from .readers import DeterministicReader, Reader
+from .retrieval import Bm25Retriever, EmbeddingRetriever
+from .store import StoredPage
+from .world import World
+
+EXTRACTORS = ("regex", "model")
+READERS = ("deterministic", "model")
+RETRIEVALS = ("bm25", "embed")
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    extractor: str = "regex"
+    reader: str = "deterministic"
+    retrieval: str = "bm25"
+    api: str = "ollama"
+    url: str | None = None
+    model: str = "qwen2.5:7b"
+    embed_model: str = "nomic-embed-text"
+    extraction_prompt: str = "few-shot-v1"
+    timeout_seconds: float = 300.0
+
+    def __post_init__(self) -> None:
+        for name, value, allowed in (("extractor", self.extractor, EXTRACTORS), ("reader", self.reader, READERS),
+                                     ("retrieval", self.retrieval, RETRIEVALS), ("api", self.api, ("ollama", "openai"))):
+            if value not in allowed:
+                raise ValueError(f"unknown {name} {value!r}: use one of {', '.join(allowed)}")
+
+    @property
+    def uses_model(self) -> bool:
+        return self.extractor == "model" or self.reader == "model" or self.retrieval == "embed"
+
+
+@dataclass
+class Session:
+    config: StudyConfig
+    extractor: Extractor
+    reader: Reader
+    client: CachedClient | None
+    progress: Progress = field(default_factory=lambda: Progress(enabled=False))
+
+    def retriever(self, pages: list[StoredPage]):  # type: ignore[no-untyped-def]
+        if self.config.retrieval == "embed":
+            assert self.client is not None
+            return EmbeddingRetriever(pages, self.client)
+        return Bm25Retriever(pages)
+
+    @property
+    def new_cache_entries(self) -> list[CacheEntry]:
+        return self.client.new_entries if self.client else []
+
+
+def open_session(world: World, config: StudyConfig, cache: dict[str, CacheEntry] | None = None,
+                 progress: Progress | None = None,
+                 client_factory: Callable[[StudyConfig], ModelClient] | None = None) -> Session:
+    """Build the run's objects. With a model in play, the server is checked first, so a server that is
+    down fails the run with one line before anything is written."""
+    progress = progress or Progress(enabled=False)
+    client = None
+    if config.uses_model:
+        factory = client_factory or (lambda c: build_client(c.api, c.url, c.model, c.embed_model, c.timeout_seconds))
+        inner = factory(config)
+        inner.check()
+        client = CachedClient(inner, dict(cache or {}), on_call=progress.on_call)
+    extractor: Extractor = (ModelExtractor(world.ontology, client, config.extraction_prompt)  # type: ignore[arg-type]
+                            if config.extractor == "model" else RegexExtractor(world.ontology))
+    reader: Reader = ModelReader(world.ontology, client) if config.reader == "model" else DeterministicReader(world.ontology)  # type: ignore[arg-type]
+    return Session(config, extractor, reader, client, progress)

@@ -1,0 +1,129 @@
+"""The model path's parsing and rules, with a replay client (no server): prompts written from the ontology,
+bad replies recorded as outcomes, empty evidence answered without a call, flags kept apart, the cache."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import pytest
+
+from driftlab_dagster.core.llm import (ModelExtractor, ModelReader, extraction_schema, few_shot_prompt, parse_facts,
+                                       score_triples)
+from driftlab_dagster.core.models import CachedClient, ModelCallFailed, ReplayClient
+from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.readers import Evidence
+from driftlab_dagster.core.store import StoredPage
+
+T = dt.datetime(2026, 9, 1, 9)
+PAGE = StoredPage("d02", "Pricing", "The Pro plan costs €49 per user per month. Annual billing gets two months free.", 1, T)
+
+
+def _cached(reply) -> CachedClient:  # type: ignore[no-untyped-def]
+    return CachedClient(ReplayClient(reply if callable(reply) else (lambda s, u: reply)))
+
+
+@pytest.mark.parametrize("content, triples, issue", [
+    ('{"facts": [{"subject": "Pro", "predicate": "price", "object": "49"}]}', [("Pro", "price", "49")], ""),
+    ('```json\n{"facts": []}\n```', [], ""),
+    ("The Pro plan costs 49.", [], "reply is not JSON"),
+    ('{"answer": "49"}', [], "reply has no facts list"),
+    ('{"facts": [{"subject": "Pro", "predicate": "cost", "object": "49"}, '
+     '{"subject": "Pro", "predicate": "price", "object": "49"}]}', [("Pro", "price", "49")], "unknown predicate 'cost'"),
+    ('{"facts": [{"subject": "", "predicate": "price", "object": "49"}, "x"]}', [],
+     "a fact with an empty field; a fact that is not an object"),
+])
+def test_model_replies_become_triples_or_a_recorded_reason(world, content, triples, issue):
+    found, reason = parse_facts(content, world.ontology)
+    assert [tuple(t) for t in found] == triples
+    assert reason == issue
+
+
+def test_a_bad_extraction_reply_yields_no_facts_and_keeps_the_reason(world):
+    extraction = ModelExtractor(world.ontology, _cached("not json at all")).extract(PAGE)
+    assert extraction.triples == () and extraction.issue == "reply is not JSON"
+    assert extraction.input_tokens > 0 and not extraction.estimated
+
+
+def test_a_failed_call_is_an_outcome_not_a_crash(world):
+    def timeout(system: str, user: str) -> str:
+        raise ModelCallFailed("timed out after 1s")
+
+    extraction = ModelExtractor(world.ontology, _cached(timeout)).extract(PAGE)
+    assert extraction.triples == () and extraction.issue == "model call failed: timed out after 1s"
+    evidence = [Evidence("The Pro plan costs €49 per user per month.", "d02@v1", T, False)]
+    hop = ModelReader(world.ontology, _cached(timeout)).read("Pro", "price", evidence, versioned=False)
+    assert hop.value is None and hop.why == "model call failed: timed out after 1s"
+
+
+def test_few_shot_examples_are_rendered_from_the_ontology_and_parse_back(world):
+    prompt = few_shot_prompt(world.ontology)
+    examples = re.findall(r"Document: (.*)\nJSON: (.*)", prompt)
+    assert len(examples) == len(world.ontology.names) + 1  # one per predicate and one noise sentence
+    for document, reply in examples:
+        expected = [tuple(f.values()) for f in json.loads(reply)["facts"]]
+        assert [tuple(t) for t in world.ontology.parse(document)] == expected
+    assert "Tessaly" not in prompt.replace("Tessaly Widget", "")  # no answer leaks from the world
+
+
+def test_the_schema_only_allows_the_ontologys_predicates(world):
+    schema = extraction_schema(world.ontology)
+    assert schema["properties"]["facts"]["items"]["properties"]["predicate"]["enum"] == world.ontology.names
+
+
+def test_empty_evidence_is_i_dont_know_without_calling_the_model(world):
+    client = _cached('{"answer": "9", "possibly_stale": false}')
+    hop = ModelReader(world.ontology, client).read("Starter", "price", [], versioned=True)
+    assert hop.value is None and hop.why == "no evidence"
+    assert client.inner.calls == []
+
+
+@pytest.mark.parametrize("reply, value, flagged, phrase, hedged", [
+    ('{"answer": "59", "possibly_stale": false}', "59", False, False, False),
+    ('{"answer": "59", "possibly_stale": true}', "59", True, False, True),
+    ('{"answer": "59, but this may be outdated", "possibly_stale": false}', "59, but this may be outdated", False, True, True),
+    ('{"answer": "unknown", "possibly_stale": false}', None, False, False, False),
+    ('{"result": "59"}', None, False, False, False),
+    ("59", None, False, False, False),
+])
+def test_the_readers_flag_and_hedge_phrases_are_recorded_apart(world, reply, value, flagged, phrase, hedged):
+    evidence = [Evidence("The Pro plan costs €59 per user per month.", "d02@v2", T, False)]
+    hop = ModelReader(world.ontology, _cached(reply)).read("Pro", "price", evidence, versioned=True)
+    assert (hop.value, hop.flagged, hop.phrase, hop.hedged) == (value, flagged, phrase, hedged)
+
+
+def test_the_versioned_prompt_shows_dates_and_the_changed_page_flag(world):
+    client = _cached('{"answer": "59", "possibly_stale": true}')
+    evidence = [Evidence("The Pro plan costs €59 per user per month.", "graph:d02@v2", T, True, T),
+                Evidence("Pricing\nThe Pro plan costs €49 per user per month.", "d19@v1", T, False, None, True)]
+    ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True)
+    (system, user), = client.inner.calls
+    assert "newest" in system
+    assert "[graph graph:d02@v2, dated 2026-09-01, extracted 2026-09-01]" in user
+    assert "changed since the graph last read it" in user
+    assert user.endswith("What does the Pro plan cost per user per month in EUR? Answer with the number only.")
+
+
+def test_a_repeated_call_is_served_from_the_cache_and_spends_nothing(world):
+    client = _cached('{"facts": [{"subject": "Pro", "predicate": "price", "object": "49"}]}')
+    extractor = ModelExtractor(world.ontology, client)
+    first, second = extractor.extract(PAGE), extractor.extract(PAGE)
+    assert first.triples == second.triples and second.cached and not first.cached
+    assert len(client.inner.calls) == 1
+    assert client.spend.calls == 2 and client.spend.hits == 1
+    assert client.spend.spent_input_tokens == first.input_tokens
+    assert client.spend.live_input_tokens == 2 * first.input_tokens
+    assert len(client.new_entries) == 1
+
+
+def test_the_extractor_id_names_model_and_prompt_version(world):
+    extractor = ModelExtractor(world.ontology, _cached("{}"), "zero-shot-v1")
+    assert extractor.id.startswith("model:replay:zero-shot-v1:")
+
+
+def test_triples_are_scored_as_a_multiset_ignoring_case():
+    truth = [Triple("Pro", "price", "49"), Triple("Pro", "price", "49"), Triple("Helix", "led_by", "Selin Demir")]
+    got = [Triple("pro", "price", "49"), Triple("Pro plan", "price", "49"), Triple("Helix", "led_by", "selin demir")]
+    score = score_triples(got, truth)
+    assert (score.true_positives, score.precision, score.recall) == (2, 2 / 3, 2 / 3)

