@@ -18,3 +18,14 @@ WORLD_ENV = "DRIFTLAB_WORLD"
 
 def world_path() -> Path:
     return Path(os.environ.get(WORLD_ENV) or DEFAULT_WORLD)
+
+
+# Optional YAML file with the study's extractor, reader, retrieval and model settings for the code location
+# (`dagster dev`, the nightly run). The extractor in it is the graph assets' code version, so editing the
+# file and reloading the code location marks the graph stale.
+STUDY_ENV = "DRIFTLAB_STUDY"
+
+
+def study_settings_path() -> Path | None:
+    value = os.environ.get(STUDY_ENV)
+    return Path(value) if value else None

@@ -93,6 +93,19 @@ def _outermost_object(text: str) -> str:
     return text[start:end + 1] if 0 <= start < end else text
 
 
+def extraction_prompt_text(ontology: Ontology, prompt_version: str) -> str:
+    return extraction_prompt(ontology) if prompt_version == "zero-shot-v1" else few_shot_prompt(ontology)
+
+
+def model_extractor_id(model: str, prompt_version: str, ontology: Ontology) -> str:
+    """kind:model:prompt version:prompt hash. The hash changes whenever the ontology changes the prompt."""
+    return f"model:{model}:{prompt_version}:{prompt_hash(extraction_prompt_text(ontology, prompt_version))}"
+
+
+def model_reader_id(model: str) -> str:
+    return f"model:{model}:reader-v1:{prompt_hash(NAIVE_PROMPT + VERSIONED_PROMPT)}"
+
+
 class ModelExtractor:
     """Reads a page with a local model; tokens come from the server's usage fields."""
 
@@ -102,9 +115,9 @@ class ModelExtractor:
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of {EXTRACTION_PROMPTS}")
         self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
-        self.prompt = extraction_prompt(ontology) if prompt_version == "zero-shot-v1" else few_shot_prompt(ontology)
+        self.prompt = extraction_prompt_text(ontology, prompt_version)
         self.schema = extraction_schema(ontology)
-        self.id = f"model:{client.model}:{prompt_version}:{prompt_hash(self.prompt)}"
+        self.id = model_extractor_id(client.model, prompt_version, ontology)
 
     def extract(self, page: StoredPage) -> Extraction:
         try:
@@ -156,7 +169,7 @@ class ModelReader:
 
     def __init__(self, ontology: Ontology, client: CachedClient):
         self.ontology, self.client = ontology, client
-        self.id = f"model:{client.model}:reader-v1:{prompt_hash(NAIVE_PROMPT + VERSIONED_PROMPT)}"
+        self.id = model_reader_id(client.model)
 
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool) -> HopAnswer:
         if not evidence:

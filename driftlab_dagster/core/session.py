@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .extraction import Extractor, RegexExtractor
-from .llm import ModelExtractor, ModelReader
+from .llm import EXTRACTION_PROMPTS, ModelExtractor, ModelReader, model_extractor_id, model_reader_id
 from .models import CacheEntry, CachedClient, ModelClient, build_client
 from .progress import Progress
 from .readers import DeterministicReader, Reader
@@ -40,6 +40,28 @@ class StudyConfig:
                                      ("retrieval", self.retrieval, RETRIEVALS), ("api", self.api, ("ollama", "openai"))):
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}: use one of {', '.join(allowed)}")
+
+        if self.extraction_prompt not in EXTRACTION_PROMPTS:
+            raise ValueError(f"unknown extraction prompt {self.extraction_prompt!r}: use one of {', '.join(EXTRACTION_PROMPTS)}")
+
+    def extractor_id(self, world: World) -> str:
+        """Who writes the graph: the graph assets' code version, and stored on every fact."""
+        if self.extractor == "regex":
+            return "regex"
+        return model_extractor_id(self.model, self.extraction_prompt, world.ontology)
+
+    def reader_id(self) -> str:
+        """Who answers, and from what retrieval: the answers asset's code version."""
+        reader = "deterministic" if self.reader == "deterministic" else model_reader_id(self.model)
+        retrieval = "bm25" if self.retrieval == "bm25" else f"embed:{self.embed_model}"
+        return f"{reader}+{retrieval}"
+
+    @classmethod
+    def from_mapping(cls, values: dict, source: str) -> "StudyConfig":
+        unknown = set(values) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"{source}: unknown study settings {sorted(unknown)} (known: {sorted(cls.__dataclass_fields__)})")
+        return cls(**values)
 
     @property
     def uses_model(self) -> bool:

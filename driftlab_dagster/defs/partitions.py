@@ -15,11 +15,11 @@ from driftlab_dagster.core.world import load_world
 from driftlab_dagster.project import world_path
 
 # The world's calendar is the partitioning, so the world file is read once, when definitions load.
-_WORLD = load_world(world_path())
+WORLD = load_world(world_path())
 
-SCENARIOS = _WORLD.scenario_names
-DAYS = _WORLD.day_keys
-EVENT_DAYS = _WORLD.event_day_keys
+SCENARIOS = WORLD.scenario_names
+DAYS = WORLD.day_keys
+EVENT_DAYS = WORLD.event_day_keys
 
 scenario_partitions = dg.StaticPartitionsDefinition(SCENARIOS)
 day_partitions = dg.StaticPartitionsDefinition(DAYS)
@@ -40,7 +40,7 @@ with warnings.catch_warnings():
 
 
 # The repair starts from the graph that missed every event: the stale-graph scenario on the last day.
-repair_source_key = dg.MultiPartitionKey({"scenario": stale_graph_scenario(_WORLD), "day": DAYS[-1]})
+repair_source_key = dg.MultiPartitionKey({"scenario": stale_graph_scenario(WORLD), "day": DAYS[-1]})
 
 
 def scenario_and_day(partition_key: str) -> tuple[str, str]:

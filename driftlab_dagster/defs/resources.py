@@ -15,6 +15,7 @@ from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.session import Session, StudyConfig, open_session
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import World, load_world
+from driftlab_dagster.defs.settings import STUDY
 from driftlab_dagster.project import DEFAULT_DATABASE, DEFAULT_OUTPUT_DIR, world_path
 
 
@@ -97,7 +98,7 @@ def default_resources(database: str | None = None, world: str | None = None, out
                                        lock_timeout_seconds=lock_timeout_seconds),
         "world_file": WorldFileResource(path=str(world or world_path())),
         "reports_dir": ReportsResource(output_dir=str(output_dir or DEFAULT_OUTPUT_DIR)),
-        "study": study or StudyResource(),
+        "study": study or StudyResource(**vars(STUDY)),
     }
 
 

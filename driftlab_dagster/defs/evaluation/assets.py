@@ -9,10 +9,12 @@ from driftlab_dagster.core.warehouse import replace_slices, stored_graph, stored
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.settings import READER_VERSION
 
 
 @dg.asset(group_name="evaluation", partitions_def=scenario_day_partitions,
-          deps=["pages", "fact_graph", "extraction_log", "world"], kinds={"duckdb"}, pool="duckdb")
+          deps=["pages", "fact_graph", "extraction_log", "world"], kinds={"duckdb"}, pool="duckdb",
+          code_version=READER_VERSION)
 def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, study: StudyResource) -> dg.MaterializeResult:
     """One row per (design, question) asked on that day in that scenario: the answer, the expected value,
     whether it was right, hedged, and why. Evidence comes from that day's pages and fact graph only."""

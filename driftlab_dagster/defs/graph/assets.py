@@ -1,16 +1,35 @@
+from dataclasses import replace
 from itertools import groupby
 
 import dagster as dg
 import pandas as pd
+from pydantic import Field, field_validator
 
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.store import StoredPage
+from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, full_reextract, patch_changed_pages
 from driftlab_dagster.core.study import replay_graph
 from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import page_history, scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.settings import EXTRACTOR_VERSION
+
+class GraphConfig(dg.Config):
+    repair: str = Field(
+        default="none",
+        description="'none' keeps the scenario's policy; 'patch' re-reads the pages changed since the last "
+                    "extraction on that day; 'full' rebuilds the graph from every page.",
+    )
+
+    @field_validator("repair")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in ("none", "patch", "full"):
+            raise ValueError("repair is 'none', 'patch' or 'full'")
+        return value
+
 
 _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep("world")]
 
@@ -19,13 +38,13 @@ _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep
     specs=[
         dg.AssetSpec(
             "extraction_log", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-            kinds={"duckdb"},
+            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
             description="One row per page: the version the graph last read and when. Pages whose current "
                         "version is newer are what a patch re-reads (view `pages_ahead_of_graph`).",
         ),
         dg.AssetSpec(
             "fact_graph", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-            kinds={"duckdb"},
+            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
             description="One row per fact after that day's maintenance under the scenario's policy: entity, "
                         "predicate, object, source page and version, extracted_at, valid_from (tables `facts`, "
                         "`entities`, `aliases`; the day's maintenance cost in `graph_maintenance`).",
@@ -33,14 +52,16 @@ _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep
     ],
     pool="duckdb",
 )
-def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, study: StudyResource):
+def fact_graph(context: dg.AssetExecutionContext, config: GraphConfig, warehouse: WarehouseResource,
+               study: StudyResource):
     """Replays the scenario's knowledge layer from its page history: initial extraction, then each event's
-    maintenance (patch the changed pages, patch from the system of record, or nothing)."""
+    maintenance (patch the changed pages, patch from the system of record, or nothing), then the repair
+    asked for in the run config, if any."""
     with warehouse.get_connection() as conn:
         world = World.from_json(stored_world_json(conn))
         with study.session(world, conn) as session:
             session.progress.stage("fact_graph", len(context.partition_keys))
-            results, slices, tables = _replay_partitions(context, conn, world, session)
+            results, slices, tables = _replay_partitions(context, conn, world, session, config.repair)
         with transaction(conn):
             for table, rows in tables.items():
                 replace_slices(conn, table, slices, pd.DataFrame(rows))
@@ -77,7 +98,8 @@ def fact_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     })
 
 
-def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, session: Session):  # type: ignore[no-untyped-def]
+def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, session: Session,  # type: ignore[no-untyped-def]
+                       repair: str):
     results: list[dict] = []
     slices: list[dict] = []
     tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
@@ -86,14 +108,19 @@ def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, se
         scenario, day = scenario_and_day(key)
         step = world.checkpoint(day).step
         store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), session.extractor)
-        snapshot = store.snapshot()
         today = next((c for c in costs if c.event == step), None)
+        samples = [today] if today else []
+        if repair != "none":
+            fix = patch_changed_pages if repair == "patch" else full_reextract
+            today = replace(fix(store, session.extractor, world.checkpoints[step].at, step),
+                            approach=f"repair: {PATCH_PAGES if repair == 'patch' else FULL}")
+            samples.append(today)
+        snapshot = store.snapshot()
         where = {"scenario": scenario, "day": day}
         slices.append(where)
         for table in ("entities", "aliases", "facts", "extraction_log"):
             tables[table] += [{**where, **r} for r in snapshot[table]]
-        if today:
-            tables["graph_maintenance"].append({**where, **today.as_row()})
+        tables["graph_maintenance"] += [{**where, **sample.as_row()} for sample in samples]
         context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
                          f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")
         results.append({"scenario": scenario, "day": day, "facts": len(snapshot["facts"]),

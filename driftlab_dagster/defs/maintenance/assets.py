@@ -8,10 +8,11 @@ from driftlab_dagster.core.warehouse import replace_slice, replace_slices, store
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import event_day_partitions, repair_source_key
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.settings import EXTRACTOR_VERSION, READER_VERSION
 
 
 @dg.asset(group_name="maintenance", partitions_def=event_day_partitions, deps=["world"], kinds={"duckdb"},
-          pool="duckdb")
+          pool="duckdb", code_version=f"{EXTRACTOR_VERSION}|{READER_VERSION}")
 def maintenance_costs(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                       study: StudyResource) -> dg.MaterializeResult:
     """One row per way of absorbing that day's event: patch the changed pages, full re-extraction (both on
@@ -41,7 +42,8 @@ _STALE_END = dg.SpecificPartitionsPartitionMapping([repair_source_key])
 
 
 @dg.asset(
-    group_name="maintenance", kinds={"duckdb"}, pool="duckdb",
+    group_name="maintenance", kinds={"duckdb"}, pool="duckdb", code_version=f"{EXTRACTOR_VERSION}|{READER_VERSION}",
+    automation_condition=dg.AutomationCondition.eager(),
     deps=[dg.AssetDep(name, partition_mapping=_STALE_END) for name in ("pages", "fact_graph", "extraction_log")]
     + ["world"],
 )

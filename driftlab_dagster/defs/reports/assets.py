@@ -20,7 +20,11 @@ def ordered_results(conn, world: World) -> list[dict]:  # type: ignore[no-untype
                                        question_rank[r["question"]]))
 
 
-@dg.asset(group_name="reports", deps=["answers"], kinds={"duckdb", "csv"}, pool="duckdb")
+# Refresh once every upstream partition has settled after a change (a nightly run, a backfill).
+_FOLLOW = dg.AutomationCondition.eager()
+
+
+@dg.asset(group_name="reports", deps=["answers"], kinds={"duckdb", "csv"}, pool="duckdb", automation_condition=_FOLLOW)
 def accuracy_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                     reports_dir: ReportsResource) -> dg.MaterializeResult:
     """The post's accuracy table: one row per (design, scenario) with all-answer and drifted accuracy, the
@@ -45,7 +49,8 @@ def accuracy_report(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     })
 
 
-@dg.asset(group_name="reports", deps=["maintenance_costs", "graph_repair"], kinds={"duckdb", "csv"}, pool="duckdb")
+@dg.asset(group_name="reports", deps=["maintenance_costs", "graph_repair"], kinds={"duckdb", "csv"}, pool="duckdb",
+          automation_condition=_FOLLOW)
 def cost_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                 reports_dir: ReportsResource) -> dg.MaterializeResult:
     """The post's cost table: one row per (approach, event), from the per-event maintenance comparison and
