@@ -16,6 +16,16 @@ DEFAULT_OUTPUT_DIR = DATA_DIR
 WORLD_ENV = "DRIFTLAB_WORLD"
 
 
+def database_path() -> Path:
+    """The DuckDB file the code location writes ($DRIFTLAB_DATABASE, else data/driftlab.duckdb)."""
+    return Path(os.environ.get("DRIFTLAB_DATABASE") or DEFAULT_DATABASE)
+
+
+def output_dir() -> Path:
+    """Where the reports write results.csv, costs.csv and the plot ($DRIFTLAB_OUTPUT_DIR, else data/)."""
+    return Path(os.environ.get("DRIFTLAB_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR)
+
+
 def world_path() -> Path:
     return Path(os.environ.get(WORLD_ENV) or DEFAULT_WORLD)
 

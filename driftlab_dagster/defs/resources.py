@@ -16,7 +16,7 @@ from driftlab_dagster.core.session import Session, StudyConfig, open_session
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import World, load_world
 from driftlab_dagster.defs.settings import STUDY
-from driftlab_dagster.project import DEFAULT_DATABASE, DEFAULT_OUTPUT_DIR, world_path
+from driftlab_dagster.project import database_path, output_dir as default_output_dir, world_path
 
 
 class WarehouseResource(DuckDBResource):
@@ -94,10 +94,10 @@ class StudyResource(dg.ConfigurableResource):
 def default_resources(database: str | None = None, world: str | None = None, output_dir: str | None = None,
                       lock_timeout_seconds: float = 10.0, study: StudyResource | None = None) -> dict:
     return {
-        "warehouse": WarehouseResource(database=str(database or DEFAULT_DATABASE),
+        "warehouse": WarehouseResource(database=str(database or database_path()),
                                        lock_timeout_seconds=lock_timeout_seconds),
         "world_file": WorldFileResource(path=str(world or world_path())),
-        "reports_dir": ReportsResource(output_dir=str(output_dir or DEFAULT_OUTPUT_DIR)),
+        "reports_dir": ReportsResource(output_dir=str(output_dir or default_output_dir())),
         "study": study or StudyResource(**vars(STUDY)),
     }
 
