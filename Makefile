@@ -48,6 +48,7 @@ bench: $(STAMP)
 
 ## check: the code location loads with zero errors
 check: $(STAMP)
+	$(BIN)/dg check defs
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
 clean:

@@ -83,3 +83,28 @@ def test_embedding_retrieval_stores_vectors_beside_the_pages(servers, tmp_path):
         assert 48 <= pages_embedded <= 48 + 2 * 4 * 20
         accuracy = conn.execute("SELECT avg((outcome = 'correct')::int) FROM answers WHERE design = 'Rag'").fetchone()[0]
         assert accuracy > 0.5
+
+
+def test_backfilling_one_scenario_with_a_new_extractor_leaves_the_other_scenarios_byte_identical(servers, tmp_path):
+    llama, _ = servers
+    database = tmp_path / "b.duckdb"
+    instance = dg.DagsterInstance.ephemeral()
+    run_study_in_dagster(database, tmp_path, instance=instance)
+
+    def dump() -> dict[str, list[tuple]]:
+        with duckdb.connect(str(database), read_only=True) as conn:
+            return {s: conn.execute("SELECT * FROM answers WHERE scenario = ? ORDER BY ALL", [s]).fetchall()
+                    for s in ("Fresh", "StalePages", "StaleGraph", "PartialPages")}
+
+    before = dump()
+    model_extractor = StudyConfig(extractor="model", api="openai", url=llama.url, model=MODEL_ALIAS, timeout_seconds=120)
+    run_study_in_dagster(database, tmp_path, instance=instance, config=model_extractor, scenarios=["StalePages"])
+    after = dump()
+
+    for scenario in ("Fresh", "StaleGraph", "PartialPages"):
+        assert after[scenario] == before[scenario]
+    assert len(after["StalePages"]) == len(before["StalePages"]) == 400
+    with duckdb.connect(str(database), read_only=True) as conn:
+        extractors = dict(conn.execute("SELECT scenario, string_agg(DISTINCT extractor, ',') FROM extraction_log "
+                                       "GROUP BY ALL").fetchall())
+    assert extractors["StalePages"].startswith(f"model:{MODEL_ALIAS}:") and extractors["Fresh"] == "regex"
