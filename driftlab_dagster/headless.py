@@ -61,7 +61,7 @@ def run_study_in_dagster(database: Path, output_dir: Path, world: Path | None = 
                               resources=resources, instance=instance, run_config=_QUIET, raise_on_error=True,
                               **kwargs).run_id  # type: ignore[arg-type]
 
-    partitioned = ["pages", "extraction_log", "fact_graph", "answers"]
+    partitioned = ["pages", "extraction_log", "fact_graph", "governed_graph", "answers"]
     run_ids: list[str]
     if scenarios is None and days is None:
         run_ids = [

@@ -26,8 +26,13 @@ def cells(results: list[dict]) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+POST_DESIGNS = {"Rag", "Graph", "Hybrid", "HybridVersioned"}
+
+
 def check_published_figures(results: list[dict], costs: list[dict]) -> None:
-    """Every figure of the post's deterministic run that the brief asks for, checked against rows."""
+    """Every figure of the post's deterministic run that the brief asks for, checked against rows of the
+    post's four designs (the fifth, Governed, is checked on its own)."""
+    results = [r for r in results if r["design"] in POST_DESIGNS]
     assert len(results) == 4 * 4 * 5 * 20
     assert cells(results) == PUBLISHED
 

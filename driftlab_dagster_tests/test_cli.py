@@ -42,9 +42,9 @@ def test_run_prints_both_tables_in_the_posts_layout(finished):
 
 def test_run_writes_the_csv_files_and_a_queryable_duckdb_file(finished):
     out, _ = finished
-    assert len((out / "results.csv").read_text().splitlines()) == 1 + 1600
+    assert len((out / "results.csv").read_text().splitlines()) == 1 + 2000  # 5 designs x 4 scenarios x 5 days x 20
     with duckdb.connect(str(out / "d.duckdb"), read_only=True) as conn:
-        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 1600
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 2000
 
 
 def test_the_core_engine_writes_the_same_results_byte_for_byte(finished, tmp_path):
@@ -81,7 +81,7 @@ def test_a_locked_database_is_one_line_and_loses_no_rows(finished, tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "is locked by another process" in done.stderr
     with duckdb.connect(str(database), read_only=True) as conn:
-        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 1600
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 2000
         assert conn.execute("SELECT count(DISTINCT (scenario, day)) FROM facts").fetchone()[0] == 20
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .ontology import Ontology
-from .readers import Evidence, Reader
+from .governed import GovernedResolver
+from .readers import DeterministicReader, Evidence, HopAnswer, Reader
 from .retrieval import Bm25Retriever
 from .store import Store
 
@@ -26,6 +27,7 @@ class Design(str, Enum):
     GRAPH = "Graph"
     HYBRID = "Hybrid"
     HYBRID_VERSIONED = "HybridVersioned"
+    GOVERNED = "Governed"
 
     @property
     def uses_graph(self) -> bool:
@@ -33,14 +35,15 @@ class Design(str, Enum):
 
     @property
     def uses_pages(self) -> bool:
-        return self is not Design.GRAPH
+        return self not in (Design.GRAPH, Design.GOVERNED)
 
     @property
     def versioned(self) -> bool:
         return self is Design.HYBRID_VERSIONED
 
 
-DESIGNS = list(Design)
+DESIGNS = [Design.RAG, Design.GRAPH, Design.HYBRID, Design.HYBRID_VERSIONED]  # the post's four
+ALL_DESIGNS = DESIGNS + [Design.GOVERNED]  # and the fifth, governed one (governed.py)
 TOP_K = 3
 
 
@@ -66,7 +69,11 @@ def clean(value: str) -> str:
 class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
-    def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology):
+    def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology,
+                 governed: GovernedResolver | None = None):
+        if design is Design.GOVERNED and governed is None:
+            raise ValueError("the Governed design needs a governed store")
+        self.governed = governed
         self.store = store
         self.retriever = retriever
         self.reader = reader
@@ -78,7 +85,8 @@ class Agent:
         current, hedged, flagged, phrase, why = entity, False, False, False, []
         for i, predicate in enumerate(hops):
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
-            hop = self.reader.read(current, predicate, self.gather(query, current, predicate), self.design.versioned)
+            hop = (self.governed_hop(current, predicate) if self.governed is not None else
+                   self.reader.read(current, predicate, self.gather(query, current, predicate), self.design.versioned))
             hedged, flagged, phrase = hedged or hop.hedged, flagged or hop.flagged, phrase or hop.phrase
             if hop.why:
                 why.append(hop.why)
@@ -86,6 +94,23 @@ class Agent:
                 return Answer(None, hedged, "; ".join(why), flagged, phrase)
             current = clean(hop.value)
         return Answer(current, hedged, "; ".join(why), flagged, phrase)
+
+    def governed_hop(self, entity: str, predicate: str) -> HopAnswer:
+        """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
+        winning claim (a model reader gets it as its evidence). The hedge is code's, never the model's."""
+        assert self.governed is not None
+        resolution = self.governed.resolve(entity, predicate)
+        if resolution.value is None:
+            return HopAnswer(None, resolution.hedged, resolution.why)  # "I don't know", no model call
+        if isinstance(self.reader, DeterministicReader):
+            return HopAnswer(resolution.value, resolution.hedged, resolution.why)
+        name = self.governed.store.current_name(self.governed.entity(entity))  # type: ignore[arg-type]
+        top = sorted((c for c in resolution.candidates if c.rank == min(x.rank for x in resolution.candidates)),
+                     key=lambda c: c.value.casefold() != resolution.value.casefold())  # type: ignore[union-attr]
+        evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]
+        hop = self.reader.read(entity, predicate, evidence, versioned=False)
+        why = "; ".join(w for w in (resolution.why, hop.why) if w)
+        return HopAnswer(hop.value, resolution.hedged, why, flagged=hop.flagged, phrase=hop.phrase)
 
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .designs import DESIGNS, Agent, Design
+from .governed import GovernedResolver, GovernedStore
 from .readers import Reader
 from .retrieval import Bm25Retriever
 from .store import Store
@@ -27,15 +28,20 @@ def matches(answer: str | None, expected: str) -> bool:
 
 
 def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,
-             designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None) -> list[dict]:
+             designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None,
+             governed: GovernedStore | None = None) -> list[dict]:
     """One row per (design, question): the answer, whether it is right, hedged, and why.
 
     A row is "drifted" when the event that flips its answer (or the name in it) has already happened.
     """
     retriever = retriever or Bm25Retriever(store.sorted_pages())
+    resolver = GovernedResolver(governed, store.sorted_pages()) if governed is not None else None
     rows = []
     for design in designs:
-        agent = Agent(store, retriever, reader, design, world.ontology)
+        if design is Design.GOVERNED and resolver is None:
+            continue
+        agent = Agent(store, retriever, reader, design, world.ontology,
+                      resolver if design is Design.GOVERNED else None)
         for q in world.questions_at(step):
             answer = agent.ask(q.text, q.entity, q.hops)
             outcome = "abstain" if answer.value is None else "correct" if matches(answer.value, q.expected) else "wrong"

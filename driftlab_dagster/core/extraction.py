@@ -13,11 +13,14 @@ import datetime as dt
 import json
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .ontology import Ontology, Triple
 from .store import StoredPage, Store
 from .world import EventSpec, World
+
+if TYPE_CHECKING:
+    from .governed import GovernedStore
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ PATCH_RECORD = "patch from record"
 
 
 def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], at: dt.datetime,
-                  approach: str, event: int) -> CostSample:
+                  approach: str, event: int, governed: "GovernedStore | None" = None) -> CostSample:
     started = time.perf_counter()
     writes_before = store.graph_writes
     results = [(page, extractor.extract(page)) for page in pages]
@@ -112,6 +115,13 @@ def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], a
     for page, result in results:
         store.replace_page_facts(page, result.triples, at, skip_predicates=renames, extractor=extractor.id,
                                  issue=result.issue)
+    if governed is not None:  # the same reading, kept the governed way (see governed.py)
+        for page, result in results:
+            for t in result.triples:
+                if t.predicate in renames:
+                    governed.rename(t.subject, t.object, page.updated_at)
+        for page, result in results:
+            governed.apply_page(page, result.triples, at, extractor.id, renames)
     paid = [r for _, r in results if not r.estimated and not r.cached]
     return CostSample(
         approach, event, len(pages),
@@ -121,19 +131,23 @@ def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], a
     )
 
 
-def full_reextract(store: Store, extractor: Extractor, at: dt.datetime, event: int) -> CostSample:
+def full_reextract(store: Store, extractor: Extractor, at: dt.datetime, event: int,
+                   governed: "GovernedStore | None" = None) -> CostSample:
     """Clear the graph and read every page. As in the post, the cost counts the extraction pass; clearing
-    the old graph is not counted as writes."""
+    the old graph is not counted as writes. (The governed graph is never cleared: every page's new reading
+    supersedes its old one.)"""
     store.clear_graph()
-    return extract_pages(store, extractor, store.sorted_pages(), at, FULL, event)
+    return extract_pages(store, extractor, store.sorted_pages(), at, FULL, event, governed)
 
 
-def patch_changed_pages(store: Store, extractor: Extractor, at: dt.datetime, event: int) -> CostSample:
+def patch_changed_pages(store: Store, extractor: Extractor, at: dt.datetime, event: int,
+                        governed: "GovernedStore | None" = None) -> CostSample:
     changed = store.sorted_pages(store.pages_changed_since_extraction())
-    return extract_pages(store, extractor, changed, at, PATCH_PAGES, event)
+    return extract_pages(store, extractor, changed, at, PATCH_PAGES, event, governed)
 
 
-def patch_from_record(store: Store, world: World, event: EventSpec) -> CostSample:
+def patch_from_record(store: Store, world: World, event: EventSpec,
+                      governed: "GovernedStore | None" = None) -> CostSample:
     """No pages are read: the change comes from the system that owns the fact (HR, billing, CMDB)."""
     started = time.perf_counter()
     writes_before = store.graph_writes
@@ -142,9 +156,13 @@ def patch_from_record(store: Store, world: World, event: EventSpec) -> CostSampl
     if kind == "rename":
         new_name, old_name = change  # type: ignore[misc]
         store.apply_rename(new_name, old_name)
+        if governed is not None:
+            governed.rename(new_name, old_name, at)
     else:
         subject, predicate, obj = change  # type: ignore[misc]
         store.replace_fact(subject, predicate, obj, event.record.source, at)
+        if governed is not None:
+            governed.apply_record(subject, predicate, obj, event.record.source, at)
     return CostSample(PATCH_RECORD, event.id, 0, 0, 0, store.graph_writes - writes_before, _ms_since(started), False)
 
 

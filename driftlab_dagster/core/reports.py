@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Iterable
 
-from .designs import DESIGNS
+from .designs import ALL_DESIGNS as DESIGNS
 from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
 
 COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]

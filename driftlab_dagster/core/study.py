@@ -10,8 +10,9 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from .designs import DESIGNS, Design
+from .designs import ALL_DESIGNS, Design
 from .evaluation import accuracy, evaluate
+from .governed import GovernedStore
 from .extraction import (PATCH_PAGES, CostSample, Extractor, RegexExtractor, full_reextract, patch_changed_pages,
                          patch_from_record)
 from .readers import DeterministicReader, Reader
@@ -41,31 +42,34 @@ def page_history(world: World, scenario: str, upto_step: int) -> list[tuple[list
     return history
 
 
-def initial_load(store: Store, extractor: Extractor, world: World) -> CostSample:
-    return full_reextract(store, extractor, world.start, 0)
+def initial_load(store: Store, extractor: Extractor, world: World, governed: GovernedStore | None = None) -> CostSample:
+    return full_reextract(store, extractor, world.start, 0, governed)
 
 
-def maintain(store: Store, world: World, scenario: str, step: int, extractor: Extractor) -> CostSample | None:
+def maintain(store: Store, world: World, scenario: str, step: int, extractor: Extractor,
+             governed: GovernedStore | None = None) -> CostSample | None:
     """The scenario's graph policy after the event of `step` (the pages are already synced)."""
     checkpoint = world.checkpoints[step]
     policy = world.spec.scenarios[scenario].graph
     if policy == "patch_changed_pages":
-        return patch_changed_pages(store, extractor, checkpoint.at, step)
+        return patch_changed_pages(store, extractor, checkpoint.at, step, governed)
     if policy == "patch_from_record":
         assert checkpoint.event is not None
-        return patch_from_record(store, world, checkpoint.event)
+        return patch_from_record(store, world, checkpoint.event, governed)
     return None  # nobody re-ran the pipeline
 
 
 def replay_graph(world: World, scenario: str, pages_by_step: list[Iterable[Page | StoredPage]],
-                 extractor: Extractor) -> tuple[Store, list[CostSample]]:
+                 extractor: Extractor, governed: GovernedStore | None = None) -> tuple[Store, list[CostSample]]:
     """The scenario's knowledge layer after the last step given: initial load, then each event's page
-    changes and maintenance, in order. Returns the store and each step's maintenance cost."""
+    changes and maintenance, in order. Returns the store and each step's maintenance cost; a governed
+    store, if given, is kept in step from the same readings."""
     store = Store()
     costs: list[CostSample] = []
     for step, pages in enumerate(pages_by_step):
         sync_pages(store, pages, pages_at(world, step))
-        cost = initial_load(store, extractor, world) if step == 0 else maintain(store, world, scenario, step, extractor)
+        cost = (initial_load(store, extractor, world, governed) if step == 0
+                else maintain(store, world, scenario, step, extractor, governed))
         if cost is not None:
             costs.append(cost)
     return store, costs
@@ -154,14 +158,14 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
     last = len(world.checkpoints) - 1
     stale_end: Store | None = None
     for scenario in world.scenario_names:
-        store = Store()
+        store, governed = Store(), GovernedStore(world)
         for step in range(last + 1):
             sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
             if step == 0:
-                initial_load(store, extractor, world)
+                initial_load(store, extractor, world, governed)
             else:
-                maintain(store, world, scenario, step, extractor)
-            results.extend(evaluate(store, world, scenario, step, reader, DESIGNS))
+                maintain(store, world, scenario, step, extractor, governed)
+            results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed))
         if scenario == stale_graph_scenario(world):
             stale_end = store
     for step in range(1, last + 1):

@@ -37,6 +37,13 @@ TABLES: dict[str, str] = {
     "extraction_log": """scenario VARCHAR NOT NULL, day DATE NOT NULL, page_id VARCHAR NOT NULL,
         version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
     "graph_maintenance": f"scenario VARCHAR NOT NULL, day DATE NOT NULL, {_COST_COLUMNS}",
+    # The Governed design's graph: nothing is deleted; rows are retracted and superseded (governed.py).
+    "governed_facts": """scenario VARCHAR NOT NULL, day DATE NOT NULL, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
+        entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source VARCHAR NOT NULL,
+        source_version INTEGER NOT NULL, rank INTEGER NOT NULL, extractor VARCHAR NOT NULL,
+        valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP, recorded_at TIMESTAMP NOT NULL, retracted_at TIMESTAMP""",
+    "governed_names": """scenario VARCHAR NOT NULL, day DATE NOT NULL, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL,
+        valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP""",
     "answers": """scenario VARCHAR NOT NULL, day DATE NOT NULL, step INTEGER NOT NULL, design VARCHAR NOT NULL,
         question VARCHAR NOT NULL, drifted BOOLEAN NOT NULL, outcome VARCHAR NOT NULL, hedged BOOLEAN NOT NULL,
         answer VARCHAR NOT NULL, expected VARCHAR NOT NULL, why VARCHAR NOT NULL, model_flagged BOOLEAN NOT NULL,
@@ -214,6 +221,17 @@ def stored_pages(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> li
     if not rows:
         raise MissingUpstream(f"no pages for {scenario} on {day}: materialise that `pages` partition first")
     return rows
+
+
+def stored_governed(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> dict[str, list[dict]]:
+    """The governed graph of one (scenario, day) partition, as GovernedStore.from_snapshot wants it."""
+    params = [scenario, day]
+    return {
+        "facts": records(conn, "SELECT * EXCLUDE (scenario, day, entity) FROM governed_facts "
+                               "WHERE scenario = ? AND day = ? ORDER BY id", params),
+        "names": records(conn, "SELECT * EXCLUDE (scenario, day) FROM governed_names WHERE scenario = ? AND day = ? "
+                               "ORDER BY entity_id, valid_from, name", params),
+    }
 
 
 def stored_graph(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> dict[str, list[dict]]:

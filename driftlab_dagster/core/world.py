@@ -129,6 +129,16 @@ class QuestionSpec(_Model):
         return str(v) if isinstance(v, (int, float)) else v
 
 
+class AuthoritySpec(_Model):
+    canonical: dict[str, list[str]] = Field(default_factory=dict)  # predicate -> the pages that own it
+    drafts: list[str] = Field(default_factory=list)  # meeting notes and drafts: the lowest rank
+
+
+class NamingSpec(_Model):
+    drop_prefixes: list[str] = Field(default_factory=lambda: ["the "])
+    drop_suffixes: list[str] = Field(default_factory=lambda: [" plan", " team"])
+
+
 class WorldSpec(_Model):
     company: str
     start: dt.datetime
@@ -139,6 +149,8 @@ class WorldSpec(_Model):
     scenarios: dict[str, ScenarioSpec] = Field(min_length=1)
     pages: list[PageSpec] = Field(min_length=1)
     questions: list[QuestionSpec] = Field(min_length=1)
+    authority: AuthoritySpec = Field(default_factory=AuthoritySpec)
+    naming: NamingSpec = Field(default_factory=NamingSpec)
 
     @field_validator("shapes")
     @classmethod
@@ -203,6 +215,15 @@ class WorldSpec(_Model):
                 check_text(e.record.fact[2], ("events", n, "record", "fact"))
             if e.record.rename is not None and e.record.rename not in known_vars:
                 raise _Located(("events", n, "record", "rename"), f"unknown state variable {e.record.rename!r}")
+        for predicate, owners in self.authority.canonical.items():
+            if predicate not in self.predicates:
+                raise _Located(("authority", "canonical", predicate), f"unknown predicate {predicate!r}")
+            for page in owners:
+                if page not in seen_pages:
+                    raise _Located(("authority", "canonical", predicate), f"unknown page {page!r}")
+        for page in self.authority.drafts:
+            if page not in seen_pages:
+                raise _Located(("authority", "drafts"), f"unknown page {page!r}")
         seen_q: set[str] = set()
         for n, q in enumerate(self.questions):
             if q.id in seen_q:
@@ -285,6 +306,30 @@ class World:
             Checkpoint(i + 1, (start + dt.timedelta(days=e.day)).date(), start + dt.timedelta(days=e.day), e)
             for i, e in enumerate(spec.events)
         ]
+
+    # ----- authority and naming -----
+    RECORD, CANONICAL, MENTION, DRAFT = 0, 1, 2, 3
+
+    def authority_rank(self, source: str, predicate: str) -> int:
+        """0 system of record, 1 the canonical page for the predicate, 2 another page, 3 notes and drafts."""
+        if source.startswith("record:"):
+            return self.RECORD
+        if source in self.spec.authority.drafts:
+            return self.DRAFT
+        if source in self.spec.authority.canonical.get(predicate, []):
+            return self.CANONICAL
+        return self.MENTION
+
+    def name_key(self, name: str) -> str:
+        """The write-time canonical form of a name: case folded, the world's prefixes and suffixes dropped."""
+        key = " ".join(name.split()).casefold()
+        for prefix in self.spec.naming.drop_prefixes:
+            if key.startswith(prefix.casefold()) and len(key) > len(prefix):
+                key = key[len(prefix):]
+        for suffix in self.spec.naming.drop_suffixes:
+            if key.endswith(suffix.casefold()) and len(key) > len(suffix):
+                key = key[: -len(suffix)]
+        return key.strip()
 
     # ----- identity -----
     @cached_property

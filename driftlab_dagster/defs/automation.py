@@ -13,7 +13,7 @@ from driftlab_dagster.defs.partitions import event_day_partitions, scenario_day_
 # 02:00 UTC by default; set DRIFTLAB_NIGHTLY_CRON (a cron string) to move it.
 NIGHTLY_CRON = os.environ.get("DRIFTLAB_NIGHTLY_CRON", "0 2 * * *")
 
-_GRAPH_STAGE = dg.AssetSelection.assets("pages", "extraction_log", "fact_graph", "answers")
+_GRAPH_STAGE = dg.AssetSelection.assets("pages", "extraction_log", "fact_graph", "governed_graph", "answers")
 
 study_partitions_job = dg.define_asset_job(
     "study_partitions", selection=_GRAPH_STAGE, partitions_def=scenario_day_partitions,
@@ -25,7 +25,7 @@ maintenance_job = dg.define_asset_job(
     description="The per-event comparison of patching pages, patching from the record, and rebuilding.",
 )
 repair_graph_job = dg.define_asset_job(
-    "repair_graph", selection=dg.AssetSelection.assets("fact_graph", "extraction_log"),
+    "repair_graph", selection=dg.AssetSelection.assets("fact_graph", "extraction_log", "governed_graph"),
     partitions_def=scenario_day_partitions,
     config={"ops": {"fact_graph": {"config": {"repair": "patch"}}}},
     description="Repair a stale graph partition: re-read the pages changed since the last extraction "

@@ -26,7 +26,7 @@ def study(tmp_path_factory):
 
     def materialize(scenario: str, day: str, repair: str = "none") -> dg.ExecuteInProcessResult:
         return dg.materialize(
-            list(definitions.assets) + list(definitions.asset_checks), selection=dg.AssetSelection.assets("fact_graph", "extraction_log"),
+            list(definitions.assets) + list(definitions.asset_checks), selection=dg.AssetSelection.assets("fact_graph", "extraction_log", "governed_graph"),
             partition_key=dg.MultiPartitionKey({"scenario": scenario, "day": day}), resources=resources,
             instance=instance, run_config={"ops": {"fact_graph": {"config": {"repair": repair}}}},
         )

@@ -19,7 +19,7 @@ def test_the_asset_graph_reads_like_the_study():
     graph = _graph()
     groups = {key.to_user_string(): graph.get(key).group_name for key in graph.get_all_asset_keys()}
     assert groups == {
-        "world": "world", "pages": "pages", "extraction_log": "graph", "fact_graph": "graph",
+        "world": "world", "pages": "pages", "extraction_log": "graph", "fact_graph": "graph", "governed_graph": "graph",
         "answers": "evaluation", "maintenance_costs": "maintenance", "graph_repair": "maintenance",
         "accuracy_report": "reports", "cost_report": "reports",
     }
@@ -27,7 +27,8 @@ def test_the_asset_graph_reads_like_the_study():
             for key in graph.get_all_asset_keys()}
     assert deps == {
         "world": [], "pages": ["world"], "extraction_log": ["pages", "world"], "fact_graph": ["pages", "world"],
-        "answers": ["extraction_log", "fact_graph", "pages", "world"], "maintenance_costs": ["world"],
+        "governed_graph": ["pages", "world"],
+        "answers": ["extraction_log", "fact_graph", "governed_graph", "pages", "world"], "maintenance_costs": ["world"],
         "graph_repair": ["extraction_log", "fact_graph", "pages", "world"],
         "accuracy_report": ["answers"], "cost_report": ["graph_repair", "maintenance_costs"],
     }
@@ -37,7 +38,7 @@ def test_partitioned_assets_share_one_scenario_by_day_definition():
     from driftlab_dagster.defs.partitions import event_day_partitions, scenario_day_partitions
 
     graph = _graph()
-    for name in ("pages", "extraction_log", "fact_graph", "answers"):
+    for name in ("pages", "extraction_log", "fact_graph", "governed_graph", "answers"):
         assert graph.get(dg.AssetKey(name)).partitions_def == scenario_day_partitions
     assert graph.get(dg.AssetKey("maintenance_costs")).partitions_def == event_day_partitions
     assert len(scenario_day_partitions.get_partition_keys()) == 20

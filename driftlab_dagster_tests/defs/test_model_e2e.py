@@ -53,7 +53,7 @@ def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers
                          url=llama.url if api == "openai" else adapter.url, timeout_seconds=120)
     first = _run(tmp_path, config)
 
-    assert first["answers"] == [("2026-09-01", 80), ("2026-09-08", 80)]
+    assert first["answers"] == [("2026-09-01", 100), ("2026-09-08", 100)]
     assert len(first["extractors"]) == 1 and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:few-shot-v1:")
     assert first["facts"] > 0
     calls, input_tokens, output_tokens = first["calls"]
@@ -103,7 +103,7 @@ def test_backfilling_one_scenario_with_a_new_extractor_leaves_the_other_scenario
 
     for scenario in ("Fresh", "StaleGraph", "PartialPages"):
         assert after[scenario] == before[scenario]
-    assert len(after["StalePages"]) == len(before["StalePages"]) == 400
+    assert len(after["StalePages"]) == len(before["StalePages"]) == 500
     with duckdb.connect(str(database), read_only=True) as conn:
         extractors = dict(conn.execute("SELECT scenario, string_agg(DISTINCT extractor, ',') FROM extraction_log "
                                        "GROUP BY ALL").fetchall())

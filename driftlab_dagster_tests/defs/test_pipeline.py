@@ -48,7 +48,7 @@ def test_results_csv_has_the_posts_columns_in_the_posts_order(dagster_study):
 def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_study):
     with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
         per_partition = conn.execute("SELECT scenario, day, count(*) FROM answers GROUP BY ALL").fetchall()
-        assert len(per_partition) == 20 and {n for _, _, n in per_partition} == {80}
+        assert len(per_partition) == 20 and {n for _, _, n in per_partition} == {100}
         assert conn.execute("SELECT count(DISTINCT (scenario, day)) FROM pages").fetchone()[0] == 20
         # The stale graph still believes the old price on the last day, with the page version it read.
         rows = conn.execute("""SELECT object, source_doc, source_version FROM facts WHERE scenario = 'StaleGraph'
@@ -83,7 +83,7 @@ def test_rematerialising_a_partition_gives_identical_rows_and_touches_nothing_el
     before = _table_dump(dagster_study.database)
     key = dg.MultiPartitionKey({"scenario": "PartialPages", "day": "2026-09-22"})
     result = dg.materialize(
-        list(defs().assets), selection=["pages", "extraction_log", "fact_graph", "answers"], partition_key=key,
+        list(defs().assets), selection=["pages", "extraction_log", "fact_graph", "governed_graph", "answers"], partition_key=key,
         resources=default_resources(database=str(dagster_study.database), output_dir=str(tmp_path)),
         instance=dg.DagsterInstance.ephemeral(),
     )

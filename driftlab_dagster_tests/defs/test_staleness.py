@@ -38,7 +38,7 @@ def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(tmp_path
                    resources=default_resources(database=str(tmp_path / "s.duckdb"), output_dir=str(tmp_path)))
 
     later_fresh = {str(dg.MultiPartitionKey({"scenario": "Fresh", "day": d})) for d in DAYS[1:]}
-    expected = {(asset, key) for asset in ("fact_graph", "extraction_log") for key in later_fresh}
+    expected = {(asset, key) for asset in ("fact_graph", "extraction_log", "governed_graph") for key in later_fresh}
     expected.add(("answers", str(day7)))  # that day's answers read that day's pages
     assert _stale_partitions(instance, definitions) == expected
     # Sanity: the grid is the 4 scenarios x 5 days the world declares.
@@ -61,9 +61,9 @@ def test_switching_the_extractor_marks_every_graph_partition_stale_and_nothing_e
     assert done.returncode == 0, done.stderr
     stale = json.loads(done.stdout.strip().splitlines()[-1])
     grid = set(scenario_day_partitions.get_partition_keys())
-    for asset in ("fact_graph", "extraction_log"):
+    for asset in ("fact_graph", "extraction_log", "governed_graph"):
         assert {e.rsplit(":", 1)[0] for e in stale[asset]} == grid
         assert {e.rsplit(":", 1)[1] for e in stale[asset]} == {"CODE"}
     # The comparison and the repair run the extractor too; pages and answers are one hop away (Dagster
     # propagates staleness one step), and they go stale once the graph is rebuilt.
-    assert set(stale) == {"fact_graph", "extraction_log", "maintenance_costs", "graph_repair"}
+    assert set(stale) == {"fact_graph", "extraction_log", "governed_graph", "maintenance_costs", "graph_repair"}

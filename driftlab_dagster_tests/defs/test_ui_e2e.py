@@ -128,7 +128,8 @@ def test_the_code_location_loads_and_lists_the_study(ui):
 def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
     base = ui["base"]
     launched = graphql(base, """mutation($keys: [String!]!) { launchPartitionBackfill(backfillParams: {
-        assetSelection: [{path: ["pages"]}, {path: ["extraction_log"]}, {path: ["fact_graph"]}, {path: ["answers"]}],
+        assetSelection: [{path: ["pages"]}, {path: ["extraction_log"]}, {path: ["fact_graph"]}, {path: ["governed_graph"]},
+                        {path: ["answers"]}],
         partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }""",
                        {"keys": STALE_GRAPH_KEYS})["launchPartitionBackfill"]
     assert launched["__typename"] == "LaunchBackfillSuccess", launched

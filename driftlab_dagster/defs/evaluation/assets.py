@@ -1,11 +1,12 @@
 import dagster as dg
 import pandas as pd
 
-from driftlab_dagster.core.designs import DESIGNS
+from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store
-from driftlab_dagster.core.warehouse import replace_slices, stored_graph, stored_pages, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import replace_slices, stored_governed, stored_graph, stored_pages, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
@@ -13,7 +14,7 @@ from driftlab_dagster.defs.settings import READER_VERSION
 
 
 @dg.asset(group_name="evaluation", partitions_def=scenario_day_partitions,
-          deps=["pages", "fact_graph", "extraction_log", "world"], kinds={"duckdb"}, pool="duckdb",
+          deps=["pages", "fact_graph", "extraction_log", "governed_graph", "world"], kinds={"duckdb"}, pool="duckdb",
           code_version=READER_VERSION)
 def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, study: StudyResource) -> dg.MaterializeResult:
     """One row per (design, question) asked on that day in that scenario: the answer, the expected value,
@@ -27,9 +28,13 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
             for key in context.partition_keys:
                 scenario, day = scenario_and_day(key)
                 step = world.checkpoint(day).step
-                store = Store.from_snapshot(pages=stored_pages(conn, scenario, day), **stored_graph(conn, scenario, day))
+                pages = stored_pages(conn, scenario, day)
+                graph = stored_graph(conn, scenario, day)
+                store = Store.from_snapshot(pages=pages, **graph)
+                governed = GovernedStore.from_snapshot(world, extraction_log=graph["extraction_log"],
+                                                       **stored_governed(conn, scenario, day))
                 retriever = session.retriever(store.sorted_pages())
-                rows = evaluate(store, world, scenario, step, session.reader, retriever=retriever)
+                rows = evaluate(store, world, scenario, step, session.reader, ALL_DESIGNS, retriever, governed)
                 slices.append({"scenario": scenario, "day": day})
                 frames += [{**r, "day": day} for r in rows]
                 per_partition.append((scenario, day, rows))
@@ -42,7 +47,7 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
             replace_slices(conn, "page_embeddings", slices, pd.DataFrame(embeddings))
     by_design = []
     for scenario, day, rows in per_partition:
-        for design in DESIGNS:
+        for design in ALL_DESIGNS:
             cell = [r for r in rows if r["design"] == design.value]
             by_design.append({
                 "scenario": scenario, "day": day, "design": design.value,
@@ -67,7 +72,7 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
             markdown_table(misses[:40], ["scenario", "design", "question", "outcome", "answer", "expected", "why"])
             if misses else "every answer is right"),
     }
-    for design in DESIGNS:
+    for design in ALL_DESIGNS:
         cell = [r for r in all_rows if r["design"] == design.value]
         metadata[f"accuracy_{design.value}"] = round(sum(r["outcome"] == "correct" for r in cell) / len(cell), 4)
     return dg.MaterializeResult(metadata=metadata)

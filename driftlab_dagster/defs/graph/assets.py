@@ -9,6 +9,7 @@ from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, full_reextract, patch_changed_pages
+from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.study import replay_graph
 from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
 from driftlab_dagster.core.world import World
@@ -49,6 +50,13 @@ _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep
                         "predicate, object, source page and version, extracted_at, valid_from (tables `facts`, "
                         "`entities`, `aliases`; the day's maintenance cost in `graph_maintenance`).",
         ),
+        dg.AssetSpec(
+            "governed_graph", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
+            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
+            description="One row per governed fact: canonical entity, value, source page and version, authority "
+                        "rank, extractor, valid_from/valid_to and recorded_at/retracted_at; nothing is deleted, "
+                        "a patch retracts and supersedes (tables `governed_facts`, `governed_names`).",
+        ),
     ],
     pool="duckdb",
 )
@@ -80,6 +88,11 @@ def fact_graph(context: dg.AssetExecutionContext, config: GraphConfig, warehouse
         "ahead": dg.MetadataValue.md(markdown_table(ahead, ["scenario", "day", "page_id", "page_version", "version_read"])
                                      if ahead else "every page is as the graph last read it"),
     })
+    yield dg.MaterializeResult(asset_key="governed_graph", metadata={
+        "dagster/row_count": len(tables["governed_facts"]),
+        "retracted": sum(r["retracted_at"] is not None for r in tables["governed_facts"]),
+        "names": len(tables["governed_names"]),
+    })
     yield dg.MaterializeResult(asset_key="fact_graph", metadata={
         "dagster/row_count": sum(r["facts"] for r in results),
         "facts": last["facts"],
@@ -103,16 +116,17 @@ def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, se
     results: list[dict] = []
     slices: list[dict] = []
     tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
-                                                      "graph_maintenance")}
+                                                      "graph_maintenance", "governed_facts", "governed_names")}
     for key in context.partition_keys:
         scenario, day = scenario_and_day(key)
         step = world.checkpoint(day).step
-        store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), session.extractor)
+        governed = GovernedStore(world)
+        store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), session.extractor, governed)
         today = next((c for c in costs if c.event == step), None)
         samples = [today] if today else []
         if repair != "none":
             fix = patch_changed_pages if repair == "patch" else full_reextract
-            today = replace(fix(store, session.extractor, world.checkpoints[step].at, step),
+            today = replace(fix(store, session.extractor, world.checkpoints[step].at, step, governed),
                             approach=f"repair: {PATCH_PAGES if repair == 'patch' else FULL}")
             samples.append(today)
         snapshot = store.snapshot()
@@ -120,6 +134,8 @@ def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, se
         slices.append(where)
         for table in ("entities", "aliases", "facts", "extraction_log"):
             tables[table] += [{**where, **r} for r in snapshot[table]]
+        for table, rows in governed.snapshot().items():
+            tables[table] += [{**where, **r} for r in rows]
         tables["graph_maintenance"] += [{**where, **sample.as_row()} for sample in samples]
         context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
                          f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")

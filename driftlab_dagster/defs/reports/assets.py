@@ -3,7 +3,7 @@ import base64
 import dagster as dg
 
 from driftlab_dagster.core import reports
-from driftlab_dagster.core.designs import DESIGNS
+from driftlab_dagster.core.designs import ALL_DESIGNS as DESIGNS
 from driftlab_dagster.core.warehouse import records, stored_world_json
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.resources import ReportsResource, WarehouseResource

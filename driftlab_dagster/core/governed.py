@@ -1,0 +1,274 @@
+"""The Governed design's knowledge layer: bi-temporal, authority-ranked facts on canonical entities.
+
+What the seed post wished for and did not build, as one store and one read rule:
+
+- **Supersede, never overwrite.** A fact row carries valid_from/valid_to (world time: when it became and
+  stopped being true) and recorded_at/retracted_at (when the graph learned and dropped it). A patch
+  retracts the rows a page no longer supports and records new ones; nothing is deleted or updated in
+  place, so the graph can say what it believed on any past day and what was true on any past day.
+- **Extractor id on every row**, so one bad extraction run can be found and undone.
+- **Authority per predicate** from the world file: system of record > the canonical page > another page
+  > meeting notes and drafts. Recency breaks ties only inside one rank.
+- **Canonical entities at write time**: "Pro", "Pro plan" and "the Pro plan" fold to one entity by the
+  world's naming rules before a fact is stored; renames are time-scoped names.
+- **Staleness at fact level, in code**: a fact whose source page has a newer version is checked against
+  that version; the newer version of the same source settles it (no hedge). Only an unsettled conflict
+  inside the top rank, or no entry at all, is a reason to hedge.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from .ontology import Triple
+from .store import StoredPage
+from .world import World
+
+FOREVER = None  # an open interval end
+
+
+@dataclass(frozen=True)
+class GovernedFact:
+    """One claim about a canonical entity, with both time axes, its source and its authority."""
+
+    id: int
+    entity_id: int
+    predicate: str
+    object: str
+    source: str  # page id, or "record:<system>"
+    source_version: int
+    rank: int  # 0 record, 1 canonical page, 2 other page, 3 notes and drafts
+    extractor: str
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+    retracted_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class EntityName:
+    """A name an entity went by, and when (world time): renames close one name and open the next."""
+
+    entity_id: int
+    name: str
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: str
+    rank: int
+    date: dt.datetime
+    source: str
+    settled_by_newer_version: bool = False
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The governed answer for one (entity, predicate): the value, whether to hedge, and why."""
+
+    value: str | None
+    hedged: bool
+    why: str
+    candidates: tuple[Candidate, ...] = ()
+
+
+class GovernedStore:
+    def __init__(self, world: World):
+        self.world = world
+        self.facts: dict[int, GovernedFact] = {}
+        self.names: list[EntityName] = []
+        self.extractions: dict[str, tuple[int, dt.datetime]] = {}  # page id -> (version read, when)
+        self._next_entity = 1
+
+    # ---------- entities ----------
+    def resolve(self, name: str) -> int | None:
+        """Any name the entity ever went by, folded by the world's naming rules."""
+        key = self.world.name_key(name)
+        for n in self.names:
+            if self.world.name_key(n.name) == key:
+                return n.entity_id
+        return None
+
+    def ensure_entity(self, name: str, since: dt.datetime) -> int:
+        found = self.resolve(name)
+        if found is not None:
+            return found
+        entity_id = self._next_entity
+        self._next_entity += 1
+        self.names.append(EntityName(entity_id, name.strip(), since, FOREVER))
+        return entity_id
+
+    def current_name(self, entity_id: int) -> str:
+        open_names = [n for n in self.names if n.entity_id == entity_id and n.valid_to is None]
+        return (open_names or [n for n in self.names if n.entity_id == entity_id])[-1].name
+
+    def names_on(self, entity_id: int, when: dt.datetime) -> list[str]:
+        return [n.name for n in self.names if n.entity_id == entity_id and n.valid_from <= when
+                and (n.valid_to is None or when < n.valid_to)]
+
+    def rename(self, new: str, old: str, when: dt.datetime) -> None:
+        """"new was formerly called old", from `when` on: close the old name, open the new one, and merge a
+        separate node for the new name if extraction already made one. Saying it again changes nothing."""
+        key = self.world.name_key
+        old_id, new_id = self.resolve(old), self.resolve(new)
+        keep = old_id if old_id is not None else new_id
+        if keep is None:
+            keep = self.ensure_entity(new, when)
+        if new_id is not None and new_id != keep:
+            self.facts = {i: replace(f, entity_id=keep) if f.entity_id == new_id else f for i, f in self.facts.items()}
+            self.names = [replace(n, entity_id=keep) if n.entity_id == new_id else n for n in self.names]
+        if not any(n.entity_id == keep and key(n.name) == key(old) for n in self.names):
+            self.names.append(EntityName(keep, old.strip(), dt.datetime.min, when))
+        self.names = [replace(n, valid_to=when) if n.entity_id == keep and key(n.name) == key(old)
+                      and n.valid_to is None else n for n in self.names]
+        if not any(n.entity_id == keep and key(n.name) == key(new) for n in self.names):
+            self.names.append(EntityName(keep, new.strip(), when, FOREVER))
+
+    # ---------- writes ----------
+    def _record(self, entity_id: int, predicate: str, obj: str, source: str, version: int, extractor: str,
+                valid_from: dt.datetime, at: dt.datetime) -> None:
+        fact_id = max(self.facts, default=0) + 1
+        self.facts[fact_id] = GovernedFact(fact_id, entity_id, predicate, obj, source, version,
+                                           self.world.authority_rank(source, predicate), extractor, valid_from,
+                                           FOREVER, at, None)
+
+    def _retract(self, fact: GovernedFact, at: dt.datetime, valid_to: dt.datetime | None) -> None:
+        self.facts[fact.id] = replace(fact, retracted_at=at, valid_to=valid_to)
+
+    def active(self) -> list[GovernedFact]:
+        return [f for _, f in sorted(self.facts.items()) if f.retracted_at is None]
+
+    def apply_page(self, page: StoredPage, triples: Iterable[Triple], at: dt.datetime, extractor: str,
+                   renames: set[str]) -> None:
+        """What the page says now supersedes what its earlier versions said; nothing else moves."""
+        triples = list(triples)
+        for t in triples:
+            if t.predicate in renames:
+                self.rename(t.subject, t.object, page.updated_at)
+        said = {}
+        for t in triples:
+            if t.predicate not in renames:
+                entity_id = self.ensure_entity(t.subject, page.updated_at)
+                said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
+        for fact in [f for f in self.active() if f.source == page.id]:
+            key = (fact.entity_id, fact.predicate, fact.object.casefold())
+            if key in said:
+                if fact.source_version != page.version:  # confirmed by the new version: re-record, same validity
+                    self._retract(fact, at, FOREVER)
+                    self._record(fact.entity_id, fact.predicate, fact.object, page.id, page.version, extractor,
+                                 fact.valid_from, at)
+                del said[key]
+            else:  # the page no longer says it: it stopped being true when the page changed
+                self._retract(fact, at, page.updated_at)
+        for (entity_id, predicate, _), obj in said.items():
+            self._record(entity_id, predicate, obj, page.id, page.version, extractor, page.updated_at, at)
+        self.extractions[page.id] = (page.version, at)
+
+    def apply_record(self, subject: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
+        """A system-of-record fact, keyed by the canonical entity, so it reaches every spelling."""
+        entity_id = self.ensure_entity(subject, at)
+        for fact in [f for f in self.active() if f.entity_id == entity_id and f.predicate == predicate
+                     and f.source == source]:
+            self._retract(fact, at, at)
+        self._record(entity_id, predicate, obj, source, 1, "record", at, at)
+
+    # ---------- as-of questions ----------
+    def believed_on(self, name: str, predicate: str, when: dt.datetime) -> list[GovernedFact]:
+        """What the graph held about (name, predicate) as recorded on `when` (transaction time)."""
+        entity_id = self.resolve(name)
+        return [f for _, f in sorted(self.facts.items()) if f.entity_id == entity_id and f.predicate == predicate
+                and f.recorded_at <= when and (f.retracted_at is None or when < f.retracted_at)]
+
+    def true_on(self, name: str, predicate: str, when: dt.datetime) -> list[GovernedFact]:
+        """What the graph now says was true of (name, predicate) on `when` (valid time)."""
+        entity_id = self.resolve(name)
+        latest = {}
+        for f in sorted(self.facts.values(), key=lambda f: (f.recorded_at, f.id)):
+            if f.entity_id == entity_id and f.predicate == predicate:
+                latest[(f.source, f.object.casefold(), f.valid_from)] = f
+        return [f for f in latest.values() if f.valid_from <= when and (f.valid_to is None or when < f.valid_to)]
+
+    # ---------- snapshots ----------
+    def snapshot(self) -> dict[str, list[dict]]:
+        return {
+            "governed_facts": [{**vars(f), "entity": self.current_name(f.entity_id)} for _, f in sorted(self.facts.items())],
+            "governed_names": [vars(n) for n in self.names],
+        }
+
+    @classmethod
+    def from_snapshot(cls, world: World, facts: Iterable[dict], names: Iterable[dict],
+                      extraction_log: Iterable[dict]) -> "GovernedStore":
+        store = cls(world)
+        fields = GovernedFact.__dataclass_fields__
+        for row in facts:
+            f = GovernedFact(**{k: row[k] for k in fields})
+            store.facts[f.id] = f
+        store.names = [EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names]
+        store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
+        store.extractions = {x["page_id"]: (x["version"], x["extracted_at"]) for x in extraction_log}
+        return store
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading: fact-level staleness in code.
+
+
+class GovernedResolver:
+    """Answers (name, predicate) from a governed store and the pages as they are now."""
+
+    def __init__(self, store: GovernedStore, pages: list[StoredPage]):
+        self.store = store
+        self.world = store.world
+        ontology = self.world.ontology
+        self._renames = ontology.rename_predicates()
+        # Pages whose current version the graph has not read: their current text is checked fact by fact.
+        self.ahead: dict[str, tuple[StoredPage, tuple[Triple, ...]]] = {}
+        for page in pages:
+            seen = store.extractions.get(page.id)
+            if seen is None or seen[0] < page.version:
+                self.ahead[page.id] = (page, ontology.parse(page.body))
+        # Renames stated by pages the graph has not read yet, so a new name still finds its entity.
+        self._late_aliases: dict[str, str] = {}
+        for _, triples in self.ahead.values():
+            for t in triples:
+                if t.predicate in self._renames:
+                    self._late_aliases[self.world.name_key(t.subject)] = t.object
+
+    def entity(self, name: str) -> int | None:
+        found = self.store.resolve(name)
+        if found is None and self.world.name_key(name) in self._late_aliases:
+            found = self.store.resolve(self._late_aliases[self.world.name_key(name)])
+        return found
+
+    def _same_entity(self, subject: str, entity_id: int) -> bool:
+        return self.entity(subject) == entity_id
+
+    def resolve(self, name: str, predicate: str) -> Resolution:
+        entity_id = self.entity(name)
+        if entity_id is None:
+            return Resolution(None, False, "not in graph")
+        candidates: list[Candidate] = []
+        for fact in self.store.active():
+            if fact.entity_id != entity_id or fact.predicate != predicate:
+                continue
+            if fact.source in self.ahead:
+                continue  # replaced below by what the newer version of that page says
+            candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
+        for page_id, (page, triples) in self.ahead.items():
+            for t in triples:
+                if t.predicate == predicate and self._same_entity(t.subject, entity_id):
+                    candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
+                                                page.updated_at, page_id, settled_by_newer_version=True))
+        if not candidates:
+            return Resolution(None, False, "not in graph")
+        top_rank = min(c.rank for c in candidates)
+        top = [c for c in candidates if c.rank == top_rank]
+        pick = max(top, key=lambda c: c.date)  # recency breaks ties only inside the top rank
+        values = {c.value.casefold() for c in top}
+        if len(values) > 1:
+            return Resolution(pick.value, True, "sources disagree within the top rank", tuple(candidates))
+        return Resolution(pick.value, False, "", tuple(candidates))
