@@ -31,6 +31,8 @@ def _print_tables(results: list[dict], costs: list[dict], scenarios: list[str]) 
     print()
     print(reports.accuracy_table(reports.summarise(results, scenarios)))
     print()
+    print(reports.hedge_quality(results, scenarios, ["HybridVersioned", "Governed"]))
+    print()
     print(reports.cost_table(costs))
 
 
@@ -99,6 +101,8 @@ def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[di
     print(reports.two_column_table(reports.summarise(ceiling, scenarios), reports.summarise(results, scenarios)))
     print()
     print(reports.hedging_table(results))
+    print()
+    print(reports.hedge_quality(results, scenarios, ["HybridVersioned", "Governed"]))
     print()
     wrong = [r for r in results if r["outcome"] == "wrong"]
     print(f"Wrong answers ({len(wrong)}):")

@@ -205,3 +205,23 @@ def hedging_table(results: list[dict]) -> str:
                      f"{sum(r.get('model_flagged', False) for r in wrong):<5} {sum(r.get('hedge_phrase', False) for r in wrong):<8} "
                      f"{sum(r['hedged'] for r in right)} of {len(right)}")
     return "\n".join(lines)
+
+
+def hedge_quality(results: list[dict], scenarios: list[str], designs: list[str]) -> str:
+    """Hedge precision (hedged answers that were wrong) and recall (wrong answers that were hedged), with
+    the share of right answers hedged, per design and scenario."""
+    lines = ["Design            Scenario        Hedged  Precision  Wrong  Recall  Right hedged",
+             "-" * 80]
+    for design in designs:
+        for scenario in scenarios:
+            cell = [r for r in results if r["design"] == design and r["scenario"] == scenario]
+            if not cell:
+                continue
+            hedged = [r for r in cell if r["hedged"]]
+            wrong = [r for r in cell if r["outcome"] == "wrong"]
+            right = [r for r in cell if r["outcome"] == "correct"]
+            precision = pct(sum(r["outcome"] == "wrong" for r in hedged), len(hedged))
+            recall = pct(sum(r["hedged"] for r in wrong), len(wrong))
+            lines.append(f"{design:<17} {scenario:<15} {len(hedged):<7} {precision.split(' ')[0]:<10} {len(wrong):<6} "
+                         f"{recall.split(' ')[0]:<7} {pct(sum(r['hedged'] for r in right), len(right))}")
+    return "\n".join(lines)
