@@ -35,28 +35,23 @@ class GraphConfig(dg.Config):
 _GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep("world")]
 
 
+def _graph_spec(name: str, description: str) -> dg.AssetSpec:
+    # The three tables one replay writes: same partitions, same inputs, versioned by the extractor.
+    return dg.AssetSpec(name, group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
+                        kinds={"duckdb"}, code_version=EXTRACTOR_VERSION, description=description)
+
+
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(
-            "extraction_log", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
-            description="One row per page: the version the graph last read and when. Pages whose current "
-                        "version is newer are what a patch re-reads (view `pages_ahead_of_graph`).",
-        ),
-        dg.AssetSpec(
-            "fact_graph", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
-            description="One row per fact after that day's maintenance under the scenario's policy: entity, "
-                        "predicate, object, source page and version, extracted_at, valid_from (tables `facts`, "
-                        "`entities`, `aliases`; the day's maintenance cost in `graph_maintenance`).",
-        ),
-        dg.AssetSpec(
-            "governed_graph", group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-            kinds={"duckdb"}, code_version=EXTRACTOR_VERSION,
-            description="One row per governed fact: canonical entity, value, source page and version, authority "
-                        "rank, extractor, valid_from/valid_to and recorded_at/retracted_at; nothing is deleted, "
-                        "a patch retracts and supersedes (tables `governed_facts`, `governed_names`).",
-        ),
+        _graph_spec("extraction_log", "One row per page: the version the graph last read and when. Pages whose "
+                    "current version is newer are what a patch re-reads (view `pages_ahead_of_graph`)."),
+        _graph_spec("fact_graph", "One row per fact after that day's maintenance under the scenario's policy: "
+                    "entity, predicate, object, source page and version, extracted_at, valid_from (tables "
+                    "`facts`, `entities`, `aliases`; the day's maintenance cost in `graph_maintenance`)."),
+        _graph_spec("governed_graph", "One row per governed fact: canonical entity, value, source page and "
+                    "version, authority rank, extractor, valid_from/valid_to and recorded_at/retracted_at; "
+                    "nothing is deleted, a patch retracts and supersedes (tables `governed_facts`, "
+                    "`governed_names`)."),
     ],
     pool="duckdb",
 )
