@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -54,6 +55,12 @@ class Answer:
     why: str
     flagged: bool = False
     phrase: bool = False
+
+
+def _states(answer: str, value: str) -> bool:
+    """Whether an answer states the value: case-insensitive, as a whole phrase, € and % ignored."""
+    fold = lambda s: s.casefold().replace("€", "").replace("%", "").strip().rstrip(".")  # noqa: E731
+    return re.search(rf"(^|\W){re.escape(fold(value))}($|\W)", fold(answer)) is not None
 
 
 def clean(value: str) -> str:
@@ -109,8 +116,11 @@ class Agent:
                      key=lambda c: c.value.casefold() != resolution.value.casefold())  # type: ignore[union-attr]
         evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]
         hop = self.reader.read(entity, predicate, evidence, versioned=False)
-        why = "; ".join(w for w in (resolution.why, hop.why) if w)
-        return HopAnswer(hop.value, resolution.hedged, why, flagged=hop.flagged, phrase=hop.phrase)
+        hedged, why = resolution.hedged, [resolution.why, hop.why]
+        if hop.value is not None and not _states(hop.value, resolution.value):  # type: ignore[arg-type]
+            # Code knows the governed value: a reader that says something else is not to be trusted plainly.
+            hedged, why = True, why + ["the reader's answer differs from the governed value"]
+        return HopAnswer(hop.value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)
 
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []

@@ -152,7 +152,10 @@ class GovernedStore:
         said = {}
         for t in triples:
             if t.predicate not in renames:
-                entity_id = self.ensure_entity(t.subject, page.updated_at)
+                # The ontology names the only subject some predicates have ("Retention policy"): a model
+                # that wrote "Shipment data" still stored a retention period, of that subject.
+                subject = self.world.ontology[t.predicate].fixed_subject or t.subject
+                entity_id = self.ensure_entity(subject, page.updated_at)
                 said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
         for fact in [f for f in self.active() if f.source == page.id]:
             key = (fact.entity_id, fact.predicate, fact.object.casefold())

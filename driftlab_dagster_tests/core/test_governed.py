@@ -139,3 +139,30 @@ def test_no_entry_is_i_dont_know(world):
 def test_every_governed_fact_names_its_extractor(world):
     governed = _fresh_history(world)
     assert {f.extractor for f in governed.facts.values()} == {"regex"}
+
+
+def test_a_fixed_subject_predicate_lands_on_the_ontologys_subject_whatever_the_model_wrote(world):
+    governed = GovernedStore(world)
+    governed.apply_page(_page("d04"), [Triple("Shipment data", "retention_days", "365")], T0, "model:x", set())
+    assert GovernedResolver(governed, []).resolve("Retention policy", "retention_days").value == "365"
+
+
+def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
+    from driftlab_dagster.core.designs import Agent, Design
+    from driftlab_dagster.core.llm import ModelReader
+    from driftlab_dagster.core.models import CachedClient, ReplayClient
+    from driftlab_dagster.core.retrieval import Bm25Retriever
+
+    governed = GovernedStore(world)
+    governed.apply_page(_page("d02"), [Triple("Pro", "price", "49")], T0, "regex", set())
+    resolver = GovernedResolver(governed, [])
+
+    def agent(reply: str) -> Agent:
+        reader = ModelReader(world.ontology, CachedClient(ReplayClient(lambda s, u: reply)))
+        return Agent(Store(), Bm25Retriever([]), reader, Design.GOVERNED, world.ontology, resolver)
+
+    agrees = agent('{"answer": "€49", "possibly_stale": false}').ask("q", "Pro", ("price",))
+    assert (agrees.value, agrees.hedged) == ("€49", False)
+    invents = agent('{"answer": "9", "possibly_stale": false}').ask("q", "Pro", ("price",))
+    assert (invents.value, invents.hedged) == ("9", True)
+    assert "differs from the governed value" in invents.why
