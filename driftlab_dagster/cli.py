@@ -51,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          url=args.url, model=args.model, embed_model=args.embed_model,
                          extraction_prompt=args.prompt, timeout_seconds=args.timeout)
     sliced = bool(args.scenario or args.day)
+    spend: dict[str, int] = {}
     started = time.perf_counter()
     if args.engine == "core":
         if config.uses_model or sliced:
@@ -64,12 +65,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         from driftlab_dagster.headless import run_study_in_dagster
 
-        run_study_in_dagster(Path(args.database), out, world_file, lock_timeout_seconds=args.lock_timeout,
-                             config=config, scenarios=args.scenario, days=args.day,
-                             progress=config.uses_model and sys.stderr.isatty() or args.progress)
+        run = run_study_in_dagster(Path(args.database), out, world_file, lock_timeout_seconds=args.lock_timeout,
+                                   config=config, scenarios=args.scenario, days=args.day,
+                                   progress=config.uses_model and sys.stderr.isatty() or args.progress)
+        spend = run.spend
         results = _typed(_read_csv_rows(out / "results.csv"))
         costs = [] if sliced else _typed(_read_csv_rows(out / "costs.csv"))
     elapsed = time.perf_counter() - started
+    if config.uses_model and spend.get("model_calls"):
+        hits, calls = spend["cache_hits"], spend["model_calls"]
+        print(f"model calls {calls}, {hits} from the cache ({100 * hits / calls:.0f}%); tokens a live system would "
+              f"pay {spend['tokens_live']}, this run paid {spend['tokens_spent']}")
     print(f"reader={config.reader} extractor={config.extractor} retrieval={config.retrieval} engine={args.engine} "
           + (f"api={config.api} model={config.model} " if config.uses_model else "") + f"world={world_file}")
     if config.uses_model:

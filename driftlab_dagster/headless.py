@@ -26,6 +26,28 @@ class HeadlessRun:
     results_csv: Path
     costs_csv: Path
     run_ids: list[str]
+    spend: dict[str, int]  # model calls made, served from the cache, and tokens live versus spent
+
+
+def _spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, int]:
+    """Adds up what the model-using steps of these runs reported in their metadata. A step over many
+    partitions puts the same totals on each partition's materialisation, so each (run, asset) counts once."""
+    totals = {"model_calls": 0, "cache_hits": 0, "tokens_live": 0, "tokens_spent": 0}
+    for run_id in run_ids:
+        seen: set[str] = set()
+        for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+            materialization = event.asset_materialization
+            if materialization is None or "model_calls" not in materialization.metadata:
+                continue
+            if materialization.asset_key.to_user_string() in seen:
+                continue
+            seen.add(materialization.asset_key.to_user_string())
+            metadata = materialization.metadata
+            totals["model_calls"] += metadata["model_calls"].value
+            totals["cache_hits"] += round(metadata["model_calls"].value * metadata["cache_hit_rate"].value)
+            totals["tokens_spent"] += metadata["tokens_spent"].value
+            totals["tokens_live"] += metadata["tokens_live"].value
+    return totals
 
 
 def _range_tags(keys: list[str]) -> dict[str, str]:
@@ -82,4 +104,5 @@ def run_study_in_dagster(database: Path, output_dir: Path, world: Path | None = 
                 run_ids.append(materialize(partitioned if day in (days or DAYS) else ["pages"], checks=True,
                                            partition_key=key))
         run_ids.append(materialize(["accuracy_report"]))
-    return HeadlessRun(database, output_dir / "results.csv", output_dir / "costs.csv", run_ids)
+    return HeadlessRun(database, output_dir / "results.csv", output_dir / "costs.csv", run_ids,
+                       _spend(instance, run_ids) if config.uses_model else {})

@@ -72,14 +72,15 @@ def sort_costs(costs: Iterable[dict]) -> list[dict]:
     return sorted(costs, key=lambda c: (c["approach"], c["event"]))
 
 
-def cost_table(costs: Iterable[dict]) -> str:
+def cost_table(costs: list[dict]) -> str:
     lines = ["Approach                        Event  Pages read  Input tokens  Output tokens  Graph writes  ms",
              "-" * 96]
     for c in sort_costs(costs):
         star = "*" if c["estimated"] else ""
         lines.append(f"{c['approach']:<31} {c['event']:<6} {c['docs']:<11} {str(c['input_tokens']) + star:<13} "
                      f"{str(c['output_tokens']) + star:<14} {c['graph_writes']:<13} {c['ms']}")
-    lines.append("* estimated at 4 characters per token, no model was called")
+    if any(c["estimated"] for c in costs):
+        lines.append("* estimated at 4 characters per token, no model was called")
     return "\n".join(lines)
 
 

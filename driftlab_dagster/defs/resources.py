@@ -91,6 +91,16 @@ class StudyResource(dg.ConfigurableResource):
             save_call_cache(conn, session.new_cache_entries)
 
 
+def spend_metadata(session: Session) -> dict:
+    """What a step's model calls cost: calls, cache hit rate, tokens a live system would pay and this run paid."""
+    if session.client is None:
+        return {}
+    spend = session.client.spend
+    return {"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 4),
+            "tokens_live": spend.live_input_tokens + spend.live_output_tokens,
+            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens}
+
+
 def default_resources(database: str | None = None, world: str | None = None, output_dir: str | None = None,
                       lock_timeout_seconds: float = 10.0, study: StudyResource | None = None) -> dict:
     return {

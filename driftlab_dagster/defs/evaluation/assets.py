@@ -2,14 +2,14 @@ import dagster as dg
 import pandas as pd
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
-from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.evaluation import evaluate
+from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.warehouse import replace_slices, stored_governed, stored_graph, stored_pages, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
-from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
 from driftlab_dagster.defs.settings import READER_VERSION
 
 
@@ -64,9 +64,7 @@ def answers(context: dg.AssetExecutionContext, warehouse: WarehouseResource, stu
         "hedged": sum(r["hedged"] for r in all_rows),
         "reader": getattr(session.reader, "id", "deterministic"),
         "retrieval": session.config.retrieval,
-        **({"model_calls": session.client.spend.calls, "cache_hit_rate": round(session.client.spend.hit_rate, 3),
-            "tokens_spent": session.client.spend.spent_input_tokens + session.client.spend.spent_output_tokens}
-           if session.client else {}),
+        **spend_metadata(session),
         "by_design": dg.MetadataValue.md(markdown_table(by_design, list(by_design[0]))),
         "misses": dg.MetadataValue.md(
             markdown_table(misses[:40], ["scenario", "design", "question", "outcome", "answer", "expected", "why"])

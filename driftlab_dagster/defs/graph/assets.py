@@ -14,7 +14,7 @@ from driftlab_dagster.core.study import replay_graph
 from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import page_history, scenario_and_day, scenario_day_partitions
-from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
 from driftlab_dagster.defs.settings import EXTRACTOR_VERSION
 
 class GraphConfig(dg.Config):
@@ -75,7 +75,6 @@ def fact_graph(context: dg.AssetExecutionContext, config: GraphConfig, warehouse
                                    "GROUP BY ALL").fetchall())
     for r in results:
         r["pages_ahead"] = counts.get(f"{r['scenario']} {r['day']}", 0)
-    spend = session.client.spend if session.client else None
     last = results[-1]
     yield dg.MaterializeResult(asset_key="extraction_log", metadata={
         "dagster/row_count": sum(r["log"] for r in results),
@@ -98,9 +97,7 @@ def fact_graph(context: dg.AssetExecutionContext, config: GraphConfig, warehouse
         "graph_writes": last["graph_writes"],
         "extractor": session.extractor.id,
         "pages_with_extraction_issues": sum(r["issues"] for r in results),
-        **({"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 3),
-            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens,
-            "tokens_live": spend.live_input_tokens + spend.live_output_tokens} if spend else {}),
+        **spend_metadata(session),
         "partitions": dg.MetadataValue.md(markdown_table(
             results, ["scenario", "day", "approach", "pages_read", "graph_writes", "facts", "pages_ahead"])),
     })

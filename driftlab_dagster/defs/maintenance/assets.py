@@ -7,7 +7,7 @@ from driftlab_dagster.core.study import maintenance_comparison, repair, stale_gr
 from driftlab_dagster.core.warehouse import replace_slice, replace_slices, stored_graph, stored_pages, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import event_day_partitions, repair_source_key
-from driftlab_dagster.defs.resources import StudyResource, WarehouseResource
+from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
 from driftlab_dagster.defs.settings import EXTRACTOR_VERSION, READER_VERSION
 
 
@@ -34,6 +34,7 @@ def maintenance_costs(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),
         "pages_read_by_patch": ", ".join(str(r["docs"]) for r in patch),
+        **spend_metadata(session),
         "costs": dg.MetadataValue.md(cost_markdown(rows)),
     })
 
@@ -65,5 +66,6 @@ def graph_repair(context: dg.AssetExecutionContext, warehouse: WarehouseResource
         "dagster/row_count": len(rows),
         "pages_read_by_patch": by_approach["repair: patch changed pages"]["docs"],
         "pages_read_by_full": by_approach["repair: full re-extract"]["docs"],
+        **spend_metadata(session),
         "costs": dg.MetadataValue.md(cost_markdown(rows)),
     })
