@@ -30,7 +30,7 @@ def canonical(name: str) -> str:
     return re.sub(r"\s+(plan|team)$", "", name, flags=re.IGNORECASE).casefold()
 
 
-def measure(url: str, model: str, prompts: list[str]) -> None:
+def measure(url: str, model: str, prompts: list[str], seed_cache: str | None = None) -> None:
     world = load_world(DEFAULT_WORLD)
     pages = [StoredPage(p.id, p.title, p.body, 1, world.start) for p in world.pages_at("Fresh", 0)]
     truth = {p.id: list(RegexExtractor(world.ontology).extract(p).triples) for p in pages}
@@ -38,6 +38,10 @@ def measure(url: str, model: str, prompts: list[str]) -> None:
     Path("bench/out").mkdir(parents=True, exist_ok=True)
     conn = connect("bench/out/extraction_cache.duckdb")
     ensure_schema(conn)
+    if seed_cache:
+        seed = connect(seed_cache, read_only=True)
+        save_call_cache(conn, [e for e in load_call_cache(seed).values() if e.kind == "chat"])
+        seed.close()
     print(f"model {model}, {len(pages)} day-0 pages, {sum(map(len, truth.values()))} ground-truth triples")
     print(f"{'prompt':<14} {'precision':>9} {'recall':>7} {'facts':>6} {'noise-page facts':>17} {'bad replies':>12}  name variants")
     for prompt in prompts:
@@ -65,14 +69,15 @@ def main() -> None:
     parser.add_argument("--url", help="an OpenAI-compatible server; default: start the 0.5B model")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--prompts", nargs="+", default=list(EXTRACTION_PROMPTS))
+    parser.add_argument("--seed-cache", help="a study DuckDB file whose model_calls to reuse (read only)")
     args = parser.parse_args()
     if args.url:
-        measure(args.url, args.model, args.prompts)
+        measure(args.url, args.model, args.prompts, args.seed_cache)
         return
     from driftlab_dagster_tests.support.local_model import MODEL_ALIAS, LlamaServer
 
     with LlamaServer() as server:
-        measure(server.url, MODEL_ALIAS, args.prompts)
+        measure(server.url, MODEL_ALIAS, args.prompts, args.seed_cache)
 
 
 if __name__ == "__main__":
