@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from .ontology import Ontology
 from .governed import GovernedResolver
+from .ontology import Ontology
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader
 from .retrieval import Bm25Retriever
 from .store import Store

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .ontology import Ontology, Triple
-from .store import StoredPage, Store
+from .store import Store, StoredPage
 from .world import EventSpec, World
 
 if TYPE_CHECKING:

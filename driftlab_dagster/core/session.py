@@ -11,7 +11,7 @@ from typing import Callable
 
 from .extraction import Extractor, RegexExtractor
 from .llm import EXTRACTION_PROMPTS, ModelExtractor, ModelReader, model_extractor_id, model_reader_id
-from .models import CacheEntry, CachedClient, ModelClient, build_client
+from .models import CachedClient, CacheEntry, ModelClient, build_client
 from .progress import Progress
 from .readers import DeterministicReader, Reader
 from .retrieval import Bm25Retriever, EmbeddingRetriever

@@ -12,9 +12,8 @@ from typing import Iterable
 
 from .designs import ALL_DESIGNS, Design
 from .evaluation import accuracy, evaluate
+from .extraction import CostSample, Extractor, RegexExtractor, full_reextract, patch_changed_pages, patch_from_record
 from .governed import GovernedStore
-from .extraction import (PATCH_PAGES, CostSample, Extractor, RegexExtractor, full_reextract, patch_changed_pages,
-                         patch_from_record)
 from .readers import DeterministicReader, Reader
 from .store import Store, StoredPage
 from .world import Page, World
@@ -174,5 +173,3 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
     costs.extend(row.as_row() for row in repair(stale_end, world, stale_graph_scenario(world), extractor, reader))
     return StudyResult(results, costs)
 
-
-__all__ = ["run_study", "replay_graph", "page_history", "maintenance_comparison", "repair", "PATCH_PAGES"]

@@ -16,7 +16,8 @@ from driftlab_dagster.core.session import Session, StudyConfig, open_session
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import World, load_world
 from driftlab_dagster.defs.settings import STUDY
-from driftlab_dagster.project import database_path, output_dir as default_output_dir, world_path
+from driftlab_dagster.project import database_path, world_path
+from driftlab_dagster.project import output_dir as default_output_dir
 
 
 class WarehouseResource(DuckDBResource):

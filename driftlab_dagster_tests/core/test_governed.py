@@ -6,12 +6,11 @@ import datetime as dt
 
 import pytest
 
+from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedResolver, GovernedStore
 from driftlab_dagster.core.ontology import Triple
-from driftlab_dagster.core.store import StoredPage
+from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import initial_load, maintain, pages_at, run_study, sync_pages
-from driftlab_dagster.core.extraction import RegexExtractor
-from driftlab_dagster.core.store import Store
 
 
 @pytest.fixture(scope="module")

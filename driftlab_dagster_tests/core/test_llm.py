@@ -9,8 +9,14 @@ import re
 
 import pytest
 
-from driftlab_dagster.core.llm import (ModelExtractor, ModelReader, extraction_schema, few_shot_prompt, parse_facts,
-                                       score_triples)
+from driftlab_dagster.core.llm import (
+    ModelExtractor,
+    ModelReader,
+    extraction_schema,
+    few_shot_prompt,
+    parse_facts,
+    score_triples,
+)
 from driftlab_dagster.core.models import CachedClient, ModelCallFailed, ReplayClient
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import Evidence

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from driftlab_dagster.core.retrieval import B, K1, Bm25Retriever, tokenize
+from driftlab_dagster.core.retrieval import K1, B, Bm25Retriever, tokenize
 from driftlab_dagster.core.store import StoredPage
 
 T = dt.datetime(2026, 9, 1)

@@ -94,7 +94,7 @@ def test_a_malformed_world_file_fails_with_one_line_naming_the_field(tmp_path: P
 
 def test_an_invalid_day_error_points_at_the_line_of_that_event(tmp_path: Path):
     text = _broken("  - {id: 2, day: 14,", "  - {id: 2, day: fourteen,")
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "day: fourteen" in l)
+    line = next(i for i, text_line in enumerate(text.splitlines(), 1) if "day: fourteen" in text_line)
     path = tmp_path / "world.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(WorldFileError, match=f"events\\[1\\].day \\(line {line}\\)"):

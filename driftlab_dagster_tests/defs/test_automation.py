@@ -6,8 +6,13 @@ import datetime as dt
 
 import dagster as dg
 
-from driftlab_dagster.defs.automation import (NIGHTLY_CRON, nightly_maintenance, nightly_study, repair_graph_job,
-                                               reports_follow_inputs)
+from driftlab_dagster.defs.automation import (
+    NIGHTLY_CRON,
+    nightly_maintenance,
+    nightly_study,
+    repair_graph_job,
+    reports_follow_inputs,
+)
 from driftlab_dagster.defs.partitions import event_day_partitions, scenario_day_partitions
 
 NIGHT = dt.datetime(2026, 12, 1, 2, tzinfo=dt.timezone.utc)

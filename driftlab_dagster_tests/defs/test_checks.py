@@ -5,9 +5,9 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from driftlab_dagster.definitions import defs
 from driftlab_dagster.defs.partitions import DAYS
 from driftlab_dagster.defs.resources import default_resources
-from driftlab_dagster.definitions import defs
 
 
 def _checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:

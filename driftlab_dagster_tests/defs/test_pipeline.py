@@ -14,9 +14,9 @@ import pytest
 
 from driftlab_dagster.core.evaluation import RESULT_COLUMNS
 from driftlab_dagster.core.warehouse import MissingUpstream
+from driftlab_dagster.definitions import defs
 from driftlab_dagster.defs.partitions import scenario_day_partitions
 from driftlab_dagster.defs.resources import default_resources
-from driftlab_dagster.definitions import defs
 from driftlab_dagster_tests.published import check_published_figures
 
 

@@ -14,11 +14,11 @@ import sys
 
 import dagster as dg
 
+from driftlab_dagster.definitions import defs
 from driftlab_dagster.defs.partitions import DAYS, SCENARIOS, scenario_day_partitions
 from driftlab_dagster.defs.resources import default_resources
-from driftlab_dagster.definitions import defs
-from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster.headless import run_study_in_dagster
+from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.stale_report import stale_partitions
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from driftlab_dagster.defs.partitions import DAYS, scenario_day_partitions
+from driftlab_dagster.defs.partitions import DAYS
 from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.local_model import free_port
 

@@ -6,7 +6,14 @@ from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store
-from driftlab_dagster.core.warehouse import replace_slices, stored_governed, stored_graph, stored_pages, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import (
+    replace_slices,
+    stored_governed,
+    stored_graph,
+    stored_pages,
+    stored_world_json,
+    transaction,
+)
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata

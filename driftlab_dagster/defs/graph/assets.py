@@ -5,17 +5,18 @@ import dagster as dg
 import pandas as pd
 from pydantic import Field, field_validator
 
+from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, full_reextract, patch_changed_pages
+from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.store import StoredPage
-from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, full_reextract, patch_changed_pages
-from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.study import replay_graph
 from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import page_history, scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
 from driftlab_dagster.defs.settings import EXTRACTOR_VERSION
+
 
 class GraphConfig(dg.Config):
     repair: str = Field(

@@ -4,7 +4,14 @@ import pandas as pd
 from driftlab_dagster.core.reports import cost_markdown
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import maintenance_comparison, repair, stale_graph_scenario
-from driftlab_dagster.core.warehouse import replace_slice, replace_slices, stored_graph, stored_pages, stored_world_json, transaction
+from driftlab_dagster.core.warehouse import (
+    replace_slice,
+    replace_slices,
+    stored_graph,
+    stored_pages,
+    stored_world_json,
+    transaction,
+)
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import event_day_partitions, repair_source_key
 from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
