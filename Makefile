@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
-export DAGSTER_HOME := $(CURDIR)/.dagster_home
+# `make run`, `make dev` and `make check` share one Dagster instance, so the UI shows what the headless run
+# did; the tests make their own.
+HOME_DIR := $(CURDIR)/.dagster_home
 
 .PHONY: setup run test test-fast dev bench check clean
 
@@ -22,13 +24,13 @@ $(LLM_STAMP): $(STAMP)
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev,llm]'
 	touch $(LLM_STAMP)
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
-	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+$(HOME_DIR)/dagster.yaml: dagster.yaml
+	mkdir -p $(HOME_DIR)
+	cp dagster.yaml $(HOME_DIR)/dagster.yaml
 
 ## run: the whole deterministic study through Dagster into data/driftlab.duckdb; prints both tables
-run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/python -m driftlab_dagster run
+run: $(STAMP) $(HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(HOME_DIR) $(BIN)/python -m driftlab_dagster run
 
 ## test: the test suite (the published table is checked by a test that runs the pipeline)
 test: $(LLM_STAMP)
@@ -39,17 +41,17 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not model"
 
 ## dev: the Dagster UI on http://127.0.0.1:3000 with the daemon (schedules, queued backfills)
-dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+dev: $(STAMP) $(HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 ## bench: the pure core against the Dagster pipeline, side by side
 bench: $(STAMP)
 	$(BIN)/python bench/bench_study.py
 
 ## check: the code location loads with zero errors
-check: $(STAMP)
-	$(BIN)/dg check defs
-	$(BIN)/dagster definitions validate -w workspace.yaml
+check: $(STAMP) $(HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dg check defs
+	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml
 
 clean:
 	rm -rf $(VENV) .dagster_home data/*.duckdb data/*.csv data/*.png
