@@ -11,7 +11,6 @@ bench/out/extraction_cache.duckdb, so a rerun only pays for new prompts.
 from __future__ import annotations
 
 import argparse
-import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,12 +21,6 @@ from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
-
-
-def canonical(name: str) -> str:
-    """How a careful reader would fold spellings: case, a leading "the", a trailing "plan"/"team"."""
-    name = re.sub(r"^the\s+", "", name.strip(), flags=re.IGNORECASE)
-    return re.sub(r"\s+(plan|team)$", "", name, flags=re.IGNORECASE).casefold()
 
 
 def measure(url: str, model: str, prompts: list[str], seed_cache: str | None = None) -> None:
@@ -56,7 +49,7 @@ def measure(url: str, model: str, prompts: list[str], seed_cache: str | None = N
             noise += len(result.triples) if not truth[page.id] else 0
             for t in result.triples:
                 for real in true_names:
-                    if canonical(t.subject) == canonical(real) and t.subject != real:
+                    if world.name_key(t.subject) == world.name_key(real) and t.subject != real:
                         variants[real].add(t.subject)
         save_call_cache(conn, client.new_entries)
         score = score_triples(got, [t for ts in truth.values() for t in ts])

@@ -3,18 +3,12 @@ study's DuckDB file; the Dagster asset checks are thin over these."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
+from typing import Callable
 
 import duckdb
 
 from .warehouse import records
-
-
-def canonical_name(name: str) -> str:
-    """Spellings of one thing folded together: case, a leading "the", a trailing "plan" or "team"."""
-    name = re.sub(r"^the\s+", "", name.strip(), flags=re.IGNORECASE)
-    return re.sub(r"\s+(plan|team)$", "", name, flags=re.IGNORECASE).casefold()
 
 
 def pages_ahead(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> list[dict]:
@@ -32,11 +26,13 @@ def superseded_facts(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -
         ORDER BY f.source_doc, f.entity, f.predicate""", [scenario, day])
 
 
-def spelling_splits(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> list[dict]:
-    """Entities that differ only by spelling ("Pro" and "Pro plan"): one thing stored as several nodes."""
+def spelling_splits(conn: duckdb.DuckDBPyConnection, scenario: str, day: str,
+                    name_key: Callable[[str], str]) -> list[dict]:
+    """Entities that differ only by spelling ("Pro" and "Pro plan"): one thing stored as several nodes.
+    `name_key` is the world's naming rule (World.name_key)."""
     names = [r["name"] for r in records(conn, "SELECT name FROM entities WHERE scenario = ? AND day = ? ORDER BY name",
                                         [scenario, day])]
     groups: dict[str, list[str]] = defaultdict(list)
     for name in names:
-        groups[canonical_name(name)].append(name)
+        groups[name_key(name)].append(name)
     return [{"canonical": key, "spellings": ", ".join(group)} for key, group in sorted(groups.items()) if len(group) > 1]

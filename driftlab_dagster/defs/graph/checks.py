@@ -2,6 +2,8 @@ import dagster as dg
 
 from driftlab_dagster.core import drift
 from driftlab_dagster.core.reports import markdown_table
+from driftlab_dagster.core.warehouse import stored_world_json
+from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import scenario_and_day, scenario_day_partitions
 from driftlab_dagster.defs.resources import WarehouseResource
 
@@ -42,4 +44,7 @@ def facts_from_superseded_pages(context: dg.AssetCheckExecutionContext,
 @dg.asset_check(asset="fact_graph", partitions_def=scenario_day_partitions, blocking=False)
 def entity_spelling_splits(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     """Entities that differ only by spelling ("Pro" beside "Pro plan"): a patch keyed by one misses the other."""
-    return _evaluate(context, warehouse, drift.spelling_splits, ["canonical", "spellings"], "splits")
+    with warehouse.get_connection() as conn:
+        name_key = World.from_json(stored_world_json(conn)).name_key
+    return _evaluate(context, warehouse, lambda conn, s, d: drift.spelling_splits(conn, s, d, name_key),
+                     ["canonical", "spellings"], "splits")
