@@ -15,6 +15,12 @@ from typing import NamedTuple
 # Sentences end at ., ! or ? followed by white space, or at a line break (titles sit on their own line).
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 
+# A fact sentence is short: a subject, a few fixed words and an object. A longer "sentence" is prose, or a
+# page that never ends a sentence, and trying every predicate's pattern on it is where a backtracking
+# shape would spend its time: never matching such a sentence bounds the regex work per sentence, so even
+# a polynomial pattern stays cheap. The world loader rejects a fact that could render longer than this.
+MAX_SENTENCE_CHARS = 1000
+
 
 class Triple(NamedTuple):
     """One extracted claim: subject, predicate, object, as written in the text."""
@@ -44,18 +50,11 @@ class Predicate:
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         """The sentence template turned into an anchored regex with named groups."""
-        parts = re.split(r"(\{subject\}|\{object\})", self.sentence)
-        regex = []
-        for part in parts:
-            if part == "{subject}":
-                regex.append(f"(?P<subject>{self.subject_pattern})")
-            elif part == "{object}":
-                regex.append(f"(?P<object>{self.object_pattern})")
-            else:
-                regex.append(re.escape(part))
-        return re.compile("^" + "".join(regex) + "$")
+        return re.compile(sentence_regex(self.sentence, self.subject_pattern, self.object_pattern))
 
     def match(self, sentence: str) -> Triple | None:
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            return None  # not a fact sentence (see MAX_SENTENCE_CHARS); skipping it bounds the regex work
         m = self.pattern.match(sentence)
         if m is None:
             return None
@@ -64,6 +63,20 @@ class Predicate:
 
     def sub_question(self, subject: str) -> str:
         return self.question.replace("{subject}", subject)
+
+
+def sentence_regex(sentence: str, subject_pattern: str | None, object_pattern: str) -> str:
+    """The source of a predicate's anchored pattern. A function of its own so that the world loader can
+    compile it at load time and name the predicate when a shape does not fit into its sentence."""
+    regex = []
+    for part in re.split(r"(\{subject\}|\{object\})", sentence):
+        if part == "{subject}":
+            regex.append(f"(?P<subject>{subject_pattern})")
+        elif part == "{object}":
+            regex.append(f"(?P<object>{object_pattern})")
+        else:
+            regex.append(re.escape(part))
+    return "^" + "".join(regex) + "$"
 
 
 class Ontology:

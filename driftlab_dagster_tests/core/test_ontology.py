@@ -48,3 +48,37 @@ def test_the_extraction_prompt_lists_every_predicate_from_the_ontology(world):
     prompt = extraction_prompt(world.ontology)
     for name in world.ontology.names:
         assert f"- {name}: " in prompt
+
+
+# ----- the work per sentence is bounded -----
+
+def test_a_fact_sentence_up_to_the_cap_is_read_and_a_longer_one_is_not(world):
+    from driftlab_dagster.core.ontology import MAX_SENTENCE_CHARS
+
+    prefix, suffix = "Tessaly Dock is our ", "."
+    fits = prefix + "w" * (MAX_SENTENCE_CHARS - len(prefix) - len(suffix)) + suffix
+    assert len(fits) == MAX_SENTENCE_CHARS
+    assert [t.predicate for t in world.ontology.parse(fits)] == ["does"]
+    assert world.ontology.parse(fits[:-1] + "w.") == ()  # one character over: prose, never matched
+
+
+@pytest.mark.parametrize("words", [250, 2_000, 20_000])
+def test_a_backtracking_pattern_cannot_stall_on_a_long_sentence(words):
+    # The world loader refuses this shape; the ontology's cap is the second line of defence. Without it, a
+    # sentence of 40 words that almost matches keeps `re` busy for hours.
+    from driftlab_dagster.core.ontology import Ontology, Predicate
+
+    slow = Predicate(name="does", sentence="{subject} is our {object}.", subject_pattern="Tessaly \\w+",
+                     object_pattern="([A-Za-z]+ ?)+", fixed_subject=None, meaning="", question="", query="")
+    sentence = "Tessaly Dock is our " + "very " * words + "tool!"  # no final period: no match, full backtracking
+    assert Ontology([slow]).parse(sentence) == ()
+    assert Ontology([slow]).parse("Tessaly Dock is our tool.") == (("Tessaly Dock", "does", "tool"),)
+
+
+def test_the_sentence_pattern_is_the_one_the_world_loader_checks(world):
+    from driftlab_dagster.core.ontology import sentence_regex
+
+    price = world.ontology["price"]
+    assert price.pattern.pattern == sentence_regex(price.sentence, price.subject_pattern, price.object_pattern)
+    assert price.pattern.pattern == ("^The\\ (?P<subject>[A-Z]\\w+)\\ plan\\ costs\\ €(?P<object>\\d+)"
+                                     "\\ per\\ user\\ per\\ month\\.$")

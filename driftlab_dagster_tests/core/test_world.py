@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 
+from driftlab_dagster.core import world as world_module
 from driftlab_dagster.core.world import WorldFileError, load_world, parse_world
 from driftlab_dagster.project import DEFAULT_WORLD
 
@@ -153,3 +157,297 @@ def test_the_stored_form_of_a_world_keeps_its_declared_order(world):
     assert again.scenario_names == world.scenario_names
     assert again.ontology.names == world.ontology.names
     assert again.sha256 == world.sha256
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Files that look valid but would hang or crash the run: each fails in load_world, in one line that names the
+# field. The bad inputs are built here; nothing asserts a time, a hang simply fails the run.
+
+def _rejected(tmp_path: Path, text: str) -> str:
+    """Load `text` as a world file; return the WorldFileError's message after checking it is one line."""
+    path = tmp_path / "world.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(WorldFileError) as info:
+        load_world(path)
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message, message
+    assert message.startswith(f"{path}: "), message
+    return message
+
+
+def _shape(name: str, pattern: str) -> str:
+    """The bundled world with one shape replaced."""
+    source = DEFAULT_WORLD.read_text(encoding="utf-8")
+    line = next(line for line in source.splitlines() if line.startswith(f"  {name}: '"))
+    return source.replace(line, f"  {name}: '{pattern}'", 1)
+
+
+@pytest.mark.parametrize("name, pattern, expected", [
+    ("name", "([A-Za-z]+ ?)+", "nests a repetition inside a repetition"),  # the tester's hang
+    ("name", "([A-Z]\\w*)+", "nests a repetition inside a repetition"),
+    ("word", "[A-Z](a|ab)+", "repeats an alternation"),
+    ("word", "[A-Z](?:Pro|Basic)+", "repeats an alternation"),
+    ("word", "[A-Z](a?a)+", "repeats a part of variable length"),  # 'aa' is one repetition or two
+    ("word", "([A-Z])\\w+\\1", "backreference"),
+    ("word", "(?=[A-Z])\\w+", "lookahead or lookbehind"),
+    ("word", "\\w+(?<!s)", "lookahead or lookbehind"),
+    ("word", "[A-Z]*", "matches the empty string"),
+    ("word", "(a|ab)*", "matches the empty string"),
+    ("word", "(?P<plan>[A-Z]\\w+)", "names a group"),
+    ("word", "[A-Z" + "x" * 1000 + "]", "at most 1,000"),
+])
+def test_a_shape_that_can_backtrack_catastrophically_is_refused(tmp_path, name, pattern, expected):
+    message = _rejected(tmp_path, _shape(name, pattern))
+    assert f"shapes.{name} (line " in message and expected in message, message
+    assert repr(pattern)[:30] in message or "at most" in message, message
+
+
+def test_the_nested_repetition_message_says_how_to_fix_it(tmp_path):
+    message = _rejected(tmp_path, _shape("name", "([A-Za-z]+ ?)+"))
+    assert message.endswith("'([A-Za-z]+ ?)+' nests a repetition inside a repetition, which can take exponential time "
+                            "on a long sentence; write it as a single repetition of a character class such as "
+                            "'[A-Za-z ]+'"), message
+
+
+def test_a_shape_that_breaks_its_sentences_pattern_is_refused_at_load(tmp_path):
+    # (?i) compiles on its own but not in the middle of the price sentence's pattern.
+    message = _rejected(tmp_path, _shape("word", "(?i)[A-Z]\\w+"))
+    assert "predicates.price.sentence" in message and "(?i:" in message, message
+
+
+@pytest.mark.parametrize("pattern", [
+    "[A-Z][\\w ]+?", "[A-Z]\\w+ [A-Z]\\w+", "[\\d.]+", "[^.]+", "Tessaly \\w+",  # Tessaly's own
+    "[A-Z][\\w -]+?", "[A-Z]\\w+ [A-Z][\\w-]+",  # Quillfeather's
+    "\\d+(?:,\\d{3})*",  # a repetition of a fixed-width part: \d{3} is not a nested repetition
+    "(?:\\.\\d+)?\\d", "(?i:[a-z]+)",
+])
+def test_simple_shapes_stay_valid(pattern):
+    source = _shape("phrase", pattern)
+    assert parse_world(source, "ok.yaml").spec.shapes["phrase"] == pattern
+
+
+def _with_top_level(yaml_text: str) -> str:
+    """The bundled world with extra YAML put before `company:` (an unknown key, but YAML is read first)."""
+    return _broken("company: Tessaly Freight", yaml_text + "\ncompany: Tessaly Freight")
+
+
+def _alias_bomb(levels: int = 9, fan_out: int = 9) -> str:
+    lines = ["lol0: &lol0 [lol]"]
+    for level in range(1, levels + 1):
+        lines.append(f"lol{level}: &lol{level} [{', '.join([f'*lol{level - 1}'] * fan_out)}]")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("text, expected", [
+    pytest.param(_with_top_level(_alias_bomb()), [r"lol\d \(line \d+\): aliases expand to more than 1,000,000"],
+                 id="billion-laughs"),
+    pytest.param(_with_top_level("loop: &loop [a, *loop]"), [r"loop \(line \d+\): an alias refers to a value that "
+                                                             "contains it"], id="alias-cycle"),
+    pytest.param(_with_top_level("loop: &loop {a: {b: *loop}}"), [r"loop \(line \d+\): an alias"], id="mapping-cycle"),
+    pytest.param(_broken("company: Tessaly Freight", "company: " + "[" * 10_000),
+                 [r"company\[0\]\[0\]", r"\(line 7\)", "more than 64 levels deep"], id="10000-brackets"),
+    pytest.param(_broken("company: Tessaly Freight", "company: " + "{a: " * 10_000),
+                 [r"company\.a\.a", "more than 64 levels deep"], id="10000-braces"),
+    pytest.param(_with_top_level("deep:\n" + "".join("  " * i + f"- k{i}:\n" for i in range(1, 100))),
+                 [r"deep\[0\]\.k1", "more than 64 levels deep"], id="deep-block-nesting"),
+    pytest.param(_with_top_level("\n".join(["d0: &d0 [x]"] + [f"d{i}: &d{i} [*d{i - 1}]" for i in range(1, 80)])),
+                 [r"d6\d \(line \d+\): aliases nest values more than 64 levels deep"], id="deep-through-aliases"),
+])
+def test_yaml_that_would_exhaust_memory_or_the_stack_is_refused(tmp_path, text, expected):
+    message = _rejected(tmp_path, text)
+    for pattern in expected:
+        assert re.search(pattern, message), message
+
+
+def test_a_file_with_more_values_than_the_cap_is_refused_before_it_is_built(tmp_path, monkeypatch):
+    monkeypatch.setattr(world_module, "MAX_YAML_NODES", 5_000)  # the real cap is a million: same code path
+    message = _rejected(tmp_path, _with_top_level("many: [" + "0, " * 5_000 + "]"))
+    assert re.search(r"many\[\d+\] \(line 7\): the file holds more than 5,000 YAML values", message), message
+
+
+def test_small_aliases_still_work():
+    text = _broken("  Fresh: {pages: all, graph: patch_changed_pages}",
+                   "  Fresh: &fresh {pages: all, graph: patch_changed_pages}\n  Fresh2: *fresh")
+    world = parse_world(text, "ok.yaml")
+    assert world.scenario_names[:2] == ["Fresh", "Fresh2"]
+    assert world.spec.scenarios["Fresh2"] == world.spec.scenarios["Fresh"]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (("day: 7,", "day: 99999999,"), ["events[0].day (line ", "day 99999999 is out of range", "from 1 to 36500"]),
+    (("day: 7,", "day: 0,"), ["events[0].day (line ", "day 0 is out of range"]),
+    (("day: 7,", "day: " + "9" * 5000 + ","), ["events[0].day (line ", "thousands of digits"]),
+    (("start: 2026-09-01T09:00:00Z", "start: 1850-09-01T09:00:00Z"), ["start (line 8)", "between 1900 and 2999"]),
+    (("start: 2026-09-01T09:00:00Z", "start: 3000-01-01T00:00:00Z"), ["start (line 8)", "between 1900 and 2999"]),
+    (("start: 2026-09-01T09:00:00Z", "start: 2026-13-45"), ["start (line 8)", "month must be in 1..12"]),
+])
+def test_days_and_dates_that_overflow_the_calendar_are_refused(tmp_path, edit, expected):
+    message = _rejected(tmp_path, _broken(*edit))
+    for fragment in expected:
+        assert fragment in message, message
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (("  Fresh: {", "  'Fresh|1': {"), ["scenarios.Fresh|1 (line ", "cannot be a partition key"]),
+    (("  Fresh: {", "  'Fresh,1': {"), ["scenarios.Fresh,1 (line ", "cannot be a partition key"]),
+    (("  Fresh: {", "  1Fresh: {"), ["scenarios.1Fresh (line ", "start with a letter"]),
+    (("  Fresh: {", "  " + "F" * 49 + ": {"), ["scenarios.FFFF", "at most 48 characters"]),
+    (("- {id: C1,", "- {id: 'C 1',"), ["questions[0].id (line ", "question id 'C 1' is not a key"]),
+    (("- {id: C1,", "- {id: '-C1',"), ["questions[0].id (line "]),
+    (("  - id: d01\n", "  - id: 'd|01'\n"), ["pages[0].id (line ", "contains '|'"]),
+    (("  - id: d01\n", "  - id: ''\n"), ["pages[0].id (line ", "is empty"]),
+    (("  - id: d01\n", '  - id: "d\\x0101"\n'), ["pages[0].id (line ", "contains '\\x01'"]),
+    (("  - id: d01\n", f"  - id: {'d' * 201}\n"), ["pages[0].id (line ", "201 characters"]),
+    (("company: Tessaly Freight", "id: Tessaly\ncompany: Tessaly Freight"), ["id (line 7)", "is not a world id"]),
+])
+def test_names_that_cannot_be_keys_are_refused(tmp_path, edit, expected):
+    message = _rejected(tmp_path, _broken(*edit))
+    for fragment in expected:
+        assert fragment in message, message
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (("pro_price: 49", "pro_price: .inf"), ["state.pro_price (line ", "inf is not a finite number"]),
+    (("pro_price: 49", "pro_price: .nan"), ["state.pro_price (line ", "nan is not a finite number"]),
+    (("pro_price: 49", "pro_price: 1.0e+999"), ["state.pro_price (line ", "inf is not a finite number"]),
+    (("set: {pro_price: 59}", "set: {pro_price: -.inf}"), ["events[2].set.pro_price (line ", "not a finite number"]),
+    (("payments_lead: Derya Kaya", "payments_lead: " + "x" * 1001), ["state.payments_lead (line ", "at most 1,000"]),
+    (("fact: [does, Tessaly Dock, warehouse slotting tool]", "fact: [does, Tessaly Dock, " + "w" * 1001 + "]"),
+     ["pages[0].body[2].fact[2] (line ", "a fact's text is 1,001 characters long"]),
+    (("fact: [does, Tessaly Dock, warehouse slotting tool]", "fact: [does, Tessaly Dock, " + "w" * 990 + "]"),
+     ["pages[0].body[2].fact (line ", "MAX_SENTENCE_CHARS"]),  # fits the text cap, not the sentence cap
+    (("      - About 140 people work", "      - " + "lorem ipsum " * 22_000 + "\n      - About 140 people work"),
+     ["pages[0].body (line ", "at most 262,144 (MAX_PAGE_CHARS)"]),
+    (("  Fresh: {pages: all, graph: patch_changed_pages}",
+      "".join(f"  S{i}: {{pages: all, graph: none}}\n" for i in range(2_000)) + "  Fresh: {pages: all, graph: none}"),
+     ["scenarios (line ", "10,020 partitions, at most 10,000"]),
+])
+def test_sizes_and_numbers_that_would_exhaust_the_run_are_refused(tmp_path, edit, expected):
+    message = _rejected(tmp_path, _broken(*edit))
+    for fragment in expected:
+        assert fragment in message, message
+
+
+def test_short_facts_that_render_long_count_at_their_rendered_size(tmp_path):
+    # 300 facts of a few characters each, filled with a 900-character state value: 9 KB of template, 270 KB
+    # on every page render. The page cap counts what is rendered.
+    text = _broken("  payments_lead: Derya Kaya", "  payments_lead: Derya Kaya\n  blurb: " + "x" * 900)
+    text = text.replace("      - Tessaly Freight builds software for regional freight forwarders.",
+                        "      - Tessaly Freight builds software for regional freight forwarders.\n"
+                        + "      - fact: [does, Tessaly Dock, '{blurb}']\n" * 300, 1)
+    message = _rejected(tmp_path, text)
+    assert "pages[0].body (line " in message and "up to 27" in message and "MAX_PAGE_CHARS" in message, message
+
+
+@pytest.mark.parametrize("section, count, expected", [
+    ("events", 1_001, "1,001 events, at most 1,000"),
+    ("pages", 100_001, "100,001 pages, at most 100,000"),
+    ("questions", 10_001, "10,001 questions, at most 10,000"),
+])
+def test_too_many_events_pages_or_questions_are_refused_before_each_is_validated(tmp_path, section, count, expected):
+    source = DEFAULT_WORLD.read_text(encoding="utf-8")
+    # Replace the section with a flow list of `count` placeholders: the count is checked before the items.
+    head, rest = source.split(f"\n{section}:\n", 1)
+    tail = rest[rest.index("\n\n"):] if "\n\n" in rest else ""
+    message = _rejected(tmp_path, f"{head}\n{section}: [{', '.join(['0'] * count)}]\n{tail}")
+    assert f"{section} (line " in message and expected in message, message
+
+
+def test_a_directory_is_not_a_world_file(tmp_path):
+    with pytest.raises(WorldFileError, match=r"^[^\n]*: is a directory, not a world file; pass the \.yaml file"):
+        load_world(tmp_path)
+
+
+def test_a_world_file_in_place_of_a_folder_says_so(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(WorldFileError, match=r"^[^\n]*: a folder on this path is a file"):
+        load_world(tmp_path / "file" / "world.yaml")
+
+
+def test_an_unreadable_world_file_says_so(tmp_path, monkeypatch):
+    path = tmp_path / "world.yaml"
+    path.write_text(DEFAULT_WORLD.read_text(encoding="utf-8"), encoding="utf-8")
+    path.chmod(0)
+    if os.access(path, os.R_OK):  # root reads anything: fail the open the way it fails for everyone else
+        def refuse(self, *args, **kwargs):
+            raise PermissionError(13, "Permission denied", str(self))
+        monkeypatch.setattr(Path, "open", refuse)
+    try:
+        with pytest.raises(WorldFileError, match=r"^[^\n]*: cannot read the world file: permission denied"):
+            load_world(path)
+    finally:
+        path.chmod(0o644)
+
+
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path):
+    path = tmp_path / "world.yaml"
+    path.write_bytes(DEFAULT_WORLD.read_bytes().replace(b"company: Tessaly Freight", b"company: Tessaly \xff Freight"))
+    with pytest.raises(WorldFileError, match=r"^[^\n]*: not UTF-8 text at line 7 \(invalid start byte"):
+        load_world(path)
+
+
+def test_a_pipe_is_not_read(tmp_path):
+    # Reading a FIFO with no writer would block forever: refused from its stat alone.
+    path = tmp_path / "world.yaml"
+    os.mkfifo(path)
+    with pytest.raises(WorldFileError, match=r"^[^\n]*: not a regular file"):
+        load_world(path)
+
+
+def test_a_world_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "world.yaml"
+    with path.open("wb") as f:  # sparse: the size is real to stat, the disk stays empty
+        f.truncate(world_module.MAX_WORLD_FILE_BYTES + 1)
+    with pytest.raises(WorldFileError, match=r"^[^\n]*: the world file is 64\.0 MiB, at most 64 MiB"):
+        load_world(path)
+
+
+def test_parsed_text_over_the_size_cap_is_refused(monkeypatch):
+    monkeypatch.setattr(world_module, "MAX_WORLD_FILE_BYTES", 1_000)
+    with pytest.raises(WorldFileError, match=r"^big\.yaml: the world file is"):
+        parse_world(DEFAULT_WORLD.read_text(encoding="utf-8"), "big.yaml")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('company: "Tessaly \\ud800"', r"company \(line 7\): the text contains half of a UTF-16 surrogate pair"),
+    ("company: Tessaly \x07", r"not valid YAML at line 7, column 18: unacceptable character #x0007"),
+    ("company: [Tessaly Freight", r"not valid YAML at line 8, column 6: expected ',' or ']', but got ':'"),
+])
+def test_yaml_errors_read_the_same_with_or_without_libyaml(tmp_path, monkeypatch, text, expected):
+    source = _broken("company: Tessaly Freight", text)
+    with_libyaml = _rejected(tmp_path, source)
+    monkeypatch.setattr(world_module, "_FastLoader", None)
+    assert _rejected(tmp_path, source) == with_libyaml
+    assert re.search(expected, with_libyaml), with_libyaml
+
+
+# ----- identity -----
+
+def test_the_bundled_world_has_an_id_and_a_version(world):
+    assert world.id == "tessaly_freight"
+    assert world.version == world.sha256[:12] and re.fullmatch(r"[0-9a-f]{12}", world.version)
+    # No `id:` in the file: the stored form is what it was before the field existed, so the hash is too.
+    assert "id" not in json.loads(world.canonical_json)
+
+
+@pytest.mark.parametrize("company, expected", [
+    ("Tessaly Freight", "tessaly_freight"),
+    ("  ACME, Inc. -- Europe  ", "acme_inc_europe"),
+    ("3M Health", "w_3m_health"),
+    ("!!!", "w_"),
+    ("Very Long Company Name " * 4, "very_long_company_name_very_long_company_name_ve"),
+])
+def test_without_an_id_the_world_is_named_after_its_company(company, expected):
+    world = parse_world(TINY_WORLD.replace("company: Tiny Co", f"company: '{company}'"), "tiny.yaml")
+    assert world.id == expected
+    assert re.fullmatch(r"[a-z][a-z0-9_]{0,47}", world.id)
+
+
+def test_an_explicit_id_wins_and_survives_the_stored_form():
+    from driftlab_dagster.core.world import World
+
+    world = parse_world("id: tiny_v2\n" + TINY_WORLD, "tiny.yaml")
+    assert world.id == "tiny_v2"
+    again = World.from_json(world.canonical_json)
+    assert again.id == "tiny_v2" and again.sha256 == world.sha256
+    assert world.version != parse_world(TINY_WORLD, "tiny.yaml").version
