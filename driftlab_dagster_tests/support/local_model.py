@@ -73,15 +73,35 @@ class LlamaServer:
         self.process = subprocess.Popen(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}; see {self.log}")
+            self.assert_alive()
             try:
                 if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
-                    return self
+                    break
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise RuntimeError(f"llama_cpp.server did not answer within 120 s; see {self.log}")
+        else:
+            raise RuntimeError(f"llama_cpp.server did not answer within 120 s; see {self.log}:\n{self.log_tail()}")
+        # Load is not inference: a build for the wrong CPU dies on its first token (AMX, AVX-512), so ask once.
+        try:
+            httpx.post(f"{self.url}/v1/chat/completions", timeout=120, json={
+                "model": MODEL_ALIAS, "max_tokens": 2, "messages": [{"role": "user", "content": "Say hi"}]})
+        except httpx.HTTPError:
+            pass
+        self.assert_alive()
+        return self
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def assert_alive(self) -> None:
+        """Fail with the reason, not with the symptom ("0 facts") in whatever test used the server."""
+        if self.process is not None and self.process.poll() is not None:
+            raise RuntimeError(f"the model server died (exit {self.process.returncode}); last lines of {self.log}:\n"
+                               f"{self.log_tail()}")
 
     def __exit__(self, *exc: object) -> None:
         if self.process and self.process.poll() is None:
