@@ -5,10 +5,10 @@ to read (the machines are shared and noisy, absolute seconds drift).
 
     .venv/bin/python bench/bench_study.py [--rounds 5]
 
-Dagster here means one in-process run per partitions definition over all of its partitions (four runs:
-world; pages + graph + answers over 20 (scenario, day) keys; maintenance over 4 event days; repair and
-reports), writing a real DuckDB file, with an ephemeral instance (no event-log fsyncs) and with an
-on-disk SQLite instance like `make run` uses.
+Dagster here means what `make run` does: the study job as one in-process run over all 20 (scenario, day)
+partitions (world, pages, graphs with their checks, answers, repair, accuracy report) and the maintenance
+job over the 4 event days (comparison, cost report), writing a real DuckDB file, with an ephemeral
+instance (no event-log fsyncs) and with an on-disk SQLite instance like `make run` uses.
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ from pathlib import Path
 
 import dagster as dg
 
+from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.study import run_study
 from driftlab_dagster.core.world import load_world
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
+
+
+def _config(folder: Path) -> DriftlabConfig:
+    folder.mkdir(parents=True, exist_ok=True)
+    return DriftlabConfig(worlds=[DEFAULT_WORLD], database=folder / "driftlab.duckdb", output_dir=folder)
 
 
 def timed(fn) -> float:  # type: ignore[no-untyped-def]
@@ -44,9 +50,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             core = timed(lambda: run_study(load_world(DEFAULT_WORLD)))
-            eph = timed(lambda: run_study_in_dagster(work / "e.duckdb", work / "e", instance=dg.DagsterInstance.ephemeral()))
+            eph = timed(lambda: run_study_in_dagster(_config(work / "e"), instance=dg.DagsterInstance.ephemeral()))
             (work / "home").mkdir()
-            disk = timed(lambda: run_study_in_dagster(work / "d.duckdb", work / "d",
+            disk = timed(lambda: run_study_in_dagster(_config(work / "d"),
                                                       instance=dg.DagsterInstance.local_temp(str(work / "home"))))
         if i:
             samples["core"].append(core)

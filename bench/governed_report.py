@@ -1,7 +1,7 @@
 """What write-time canonicalisation buys on a model-extracted graph: the "Pro" / "Pro plan" splits that
 reach the post's store versus the governed store, and the Governed design beside HybridVersioned.
 
-    .venv/bin/python bench/governed_report.py data/model-0.5b/driftlab.duckdb
+    .venv/bin/python bench/governed_report.py data/model-0.5b/driftlab.duckdb [world id]
 """
 
 from __future__ import annotations
@@ -16,13 +16,18 @@ from driftlab_dagster.core.warehouse import records
 from driftlab_dagster.core.world import World
 
 
-def main(database: str) -> None:
+def main(database: str, world_id: str = "tessaly_freight") -> None:
     with duckdb.connect(database, read_only=True) as conn:
-        world = World.from_json(conn.execute("SELECT spec_json FROM world").fetchone()[0])
-        plain = records(conn, "SELECT scenario, day::VARCHAR AS day, entity_id, name FROM entities")
-        governed = records(conn, "SELECT scenario, day::VARCHAR AS day, entity_id, name FROM governed_names")
-        answers = records(conn, "SELECT * FROM answers")
-        extractor = conn.execute("SELECT DISTINCT extractor FROM extraction_log").fetchall()
+        version, spec = conn.execute("SELECT world_version, spec_json FROM worlds WHERE world = ? ORDER BY world_version",
+                                     [world_id]).fetchall()[-1]
+        world = World.from_json(spec)
+        scope = "WHERE world = ? AND world_version = ?"
+        params = [world_id, version]
+        plain = records(conn, f"SELECT scenario, day::VARCHAR AS day, entity_id, name FROM entities {scope}", params)
+        governed = records(conn, f"SELECT scenario, day::VARCHAR AS day, entity_id, name FROM governed_names {scope}",
+                           params)
+        answers = records(conn, f"SELECT * FROM answers {scope}", params)
+        extractor = conn.execute(f"SELECT DISTINCT extractor FROM extraction_log {scope}", params).fetchall()
 
     def splits(rows: list[dict]) -> dict[str, set[str]]:
         """name key -> the spellings stored as separate entities (within one partition)."""
@@ -55,4 +60,4 @@ def main(database: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "data/model-0.5b/driftlab.duckdb")
+    main(*(sys.argv[1:] or ["data/model-0.5b/driftlab.duckdb"]))

@@ -1,10 +1,14 @@
-"""The code location: every definition under `defs/`, one folder per stage of the study."""
+"""The code location: every configured world's study, built from the project settings (driftlab.yaml).
 
-from pathlib import Path
+Reload definitions in the UI to pick up an edited settings or world file: it is read when this loads.
+"""
 
 import dagster as dg
+
+from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.defs import build_definitions
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    return build_definitions(DriftlabConfig.load())

@@ -1,108 +1,240 @@
-"""The whole study as Dagster runs, without the UI: what `make run` and the acceptance test call.
+"""The study as Dagster runs, without the UI: what `make run`, the benchmarks and the acceptance tests call.
 
-A full run is two in-process runs, each over every partition of its partitions definition at once: the
-world and the maintenance comparison over every event day; then pages, graph and answers over every
-(scenario, day), with the repair and the two reports. A slice (some scenarios, some days) runs one
-partition at a time and skips the comparison and the repair. The assets are the ones `dagster dev` shows.
+For each world, the same jobs the UI and the nightly schedule launch, executed in process against the
+instance `make dev` shows (or an ephemeral one): the study job over a rectangle of (scenario, day)
+partitions, then the maintenance job over the event days. Inside a run Dagster orders the steps by the
+asset graph, so every graph partition finds the page history it declares.
+
+Runs of this command carry the process that runs them in their tags. Before a run starts, runs of earlier
+commands whose process is gone (killed, a power cut) are marked failed and their DuckDB pool slots freed;
+a live run from elsewhere holding the pool is waited for, boundedly, and named if it does not let go.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import dagster as dg
 
-from driftlab_dagster.core.session import StudyConfig
+from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.core.progress import Progress
+from driftlab_dagster.core.world import World
+from driftlab_dagster.defs import build_definitions, study_contexts
+from driftlab_dagster.defs.automation import study_selection
+from driftlab_dagster.defs.context import StudyContext
 
-# Failures surface as one line from the CLI, so the console logger stays silent.
+# Failures surface as one line from the command, so Dagster's console logger stays silent.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+POOL = "duckdb"
+PID_TAG, HOST_TAG, START_TAG = "driftlab/pid", "driftlab/host", "driftlab/process_start"
+_LIVE = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.CANCELING,
+         dg.DagsterRunStatus.NOT_STARTED]
+
+
+class HeadlessError(RuntimeError):
+    """A run could not start or finish; the message is one line that says what to do."""
 
 
 @dataclass(frozen=True)
-class HeadlessRun:
-    database: Path
+class WorldRun:
+    world: World
     results_csv: Path
-    costs_csv: Path
+    costs_csv: Path | None  # None when only a slice ran
     run_ids: list[str]
     spend: dict[str, int]  # model calls made, served from the cache, and tokens live versus spent
 
 
-def _spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, int]:
-    """Adds up what the model-using steps of these runs reported in their metadata. A step over many
-    partitions puts the same totals on each partition's materialisation, so each (run, asset) counts once."""
+def check_output_dir(path: Path) -> None:
+    """Fail before the study starts, not after it was written, when the reports cannot be written."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".driftlab-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise HeadlessError(f"cannot write reports to {path} ({e.strerror or type(e).__name__}): pass --out with a "
+                            "writable directory") from None
+
+
+def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | None = None,
+                         scenarios: list[str] | None = None, until: str | None = None,
+                         progress: Progress | None = None, echo: Callable[[str], None] = lambda _: None,
+                         ) -> list[WorldRun]:
+    """Every configured world's study, or a slice of it: `scenarios` (default all) from the first
+    checkpoint through `until` (default the last). Returns what each world's runs wrote."""
+    contexts = study_contexts(config)
+    for ctx in contexts:
+        _check_slice(ctx, scenarios, until)
+        check_output_dir(config.output_dir / ctx.world.id)
+    definitions = build_definitions(config, progress)
+    # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
+    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
+    return [_run_world(definitions, ctx, config, instance, scenarios, until, echo) for ctx in contexts]
+
+
+def _check_slice(ctx: StudyContext, scenarios: list[str] | None, until: str | None) -> None:
+    parts = ctx.partitions
+    unknown = [s for s in scenarios or [] if s not in parts.scenarios] + ([until] if until and until not in parts.days else [])
+    if unknown:
+        raise HeadlessError(f"not in world {ctx.world.id}: {', '.join(unknown)} (scenarios: {', '.join(parts.scenarios)}; "
+                            f"days: {', '.join(parts.days)})")
+
+
+def _run_world(definitions: dg.Definitions, ctx: StudyContext, config: DriftlabConfig, instance: dg.DagsterInstance,
+               scenarios: list[str] | None, until: str | None, echo: Callable[[str], None]) -> WorldRun:
+    parts = ctx.partitions
+    whole = scenarios is None and until is None
+    run_ids: list[str] = []
+
+    def execute(job_name: str, tags: dict[str, str], selection: list[dg.AssetKey] | None = None) -> None:
+        prepare_instance(instance, config.pool_wait, echo)
+        started = time.monotonic()
+        result = execute_job(definitions.resolve_job_def(job_name), instance, tags={**tags, **process_tags()},
+                             asset_selection=selection)
+        run_ids.append(result.run_id)
+        echo(f"{job_name}: run {result.run_id[:8]} finished in {time.monotonic() - started:.1f}s")
+
+    if whole:
+        execute(ctx.name("study"), parts.range_tags())
+        execute(ctx.name("maintenance"), parts.event_range_tags())
+    else:
+        chosen = [s for s in parts.scenarios if s in (scenarios or parts.scenarios)]
+        repair = ctx.repair_source
+        for group in _contiguous(chosen, parts.scenarios):
+            covers_repair = repair is not None and repair[0] in group and (until or parts.days[-1]) == repair[1]
+            selection = [k for k in study_selection(ctx) if covers_repair or k != ctx.key("graph_repair")]
+            execute(ctx.name("study"), parts.range_tags(group, until), selection)
+    return WorldRun(ctx.world, config.output_dir / ctx.world.id / "results.csv",
+                    config.output_dir / ctx.world.id / "costs.csv" if whole else None, run_ids,
+                    total_spend(instance, run_ids))
+
+
+def execute_job(job: dg.JobDefinition, instance: dg.DagsterInstance, run_config: dict | None = None,
+                **kwargs) -> dg.ExecuteInProcessResult:  # type: ignore[no-untyped-def]
+    """Run a job in this process; a step's own error (a locked file, a missing input, a model server that
+    is down) comes out as itself, so the command can print its one line."""
+    try:
+        return job.execute_in_process(instance=instance, run_config={**_QUIET, **(run_config or {})},
+                                      raise_on_error=True, **kwargs)
+    except dg.DagsterExecutionStepExecutionError as e:
+        if e.user_exception is not None:
+            raise e.user_exception from None
+        raise
+    except dg.DagsterExecutionInterruptedError:
+        # Dagster turned Ctrl-C into this at a safe point; the step in progress rolled its transaction back.
+        raise KeyboardInterrupt from None
+
+
+def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:
+    """Runs of neighbours in the world's order: a multi-partition range is a rectangle."""
+    groups: list[list[str]] = []
+    for name in chosen:
+        if groups and order.index(groups[-1][-1]) + 1 == order.index(name):
+            groups[-1].append(name)
+        else:
+            groups.append([name])
+    return groups
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Runs that died, and the DuckDB pool.
+
+
+def _process_start(pid: int) -> str:
+    """The kernel's start time of a process (clock ticks since boot): a pid reused later has another."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def process_tags() -> dict[str, str]:
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), START_TAG: _process_start(os.getpid())}
+
+
+def _process_gone(tags: dict[str, str]) -> bool:
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return False  # not ours to judge: the daemon's run monitoring looks after other hosts' runs
+    pid = int(tags[PID_TAG])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return bool(tags.get(START_TAG)) and _process_start(pid) != tags[START_TAG]
+
+
+def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark runs of this command whose process is gone as failed, and free every pool slot they held."""
+    freed = []
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=_LIVE, tags={HOST_TAG: socket.gethostname()})):
+        if _process_gone(dict(run.tags)):
+            instance.report_run_failed(run, f"the process that ran it (pid {run.tags.get(PID_TAG)}) is gone; "
+                                            "marked failed by the next headless run")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            freed.append(run.run_id)
+    # Slots still claimed by runs that have finished (however they finished) hold nothing.
+    if instance.event_log_storage.supports_global_concurrency_limits:
+        for slot in instance.event_log_storage.get_concurrency_info(POOL).claimed_slots:
+            run = instance.get_run_by_id(slot.run_id)
+            if run is None or run.is_finished:
+                instance.event_log_storage.free_concurrency_slots_for_run(slot.run_id)
+                freed.append(slot.run_id)
+    return freed
+
+
+def prepare_instance(instance: dg.DagsterInstance, pool_wait: float, echo: Callable[[str], None]) -> None:
+    """Free what dead runs hold; then wait, at most `pool_wait` seconds, for live runs holding the pool."""
+    for run_id in free_dead_runs(instance):
+        echo(f"run {run_id[:8]} had died without finishing: marked failed, its DuckDB pool slot freed")
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return
+    deadline = time.monotonic() + pool_wait
+    told = False
+    while True:
+        info = storage.get_concurrency_info(POOL)
+        if info.limit is None or len(info.claimed_slots) < info.limit:
+            return
+        holder = instance.get_run_by_id(info.claimed_slots[0].run_id)
+        who = f"run {holder.run_id[:8]} ({holder.job_name}, {holder.status.value})" if holder else "another run"
+        if time.monotonic() >= deadline:
+            raise HeadlessError(f"the {POOL} pool is held by {who} for more than {pool_wait:g}s: let it finish or "
+                                "cancel it in the UI (Runs), then run again")
+        if not told:
+            echo(f"waiting up to {pool_wait:g}s for {who}, which holds the {POOL} pool")
+            told = True
+        time.sleep(0.5)
+
+
+def total_spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, int]:
+    """What the runs' model-using steps reported: per-partition figures add up; a figure reported for a
+    whole run (`run_` prefix) counts once per (run, asset)."""
     totals = {"model_calls": 0, "cache_hits": 0, "tokens_live": 0, "tokens_spent": 0}
     for run_id in run_ids:
         seen: set[str] = set()
         for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
             materialization = event.asset_materialization
-            if materialization is None or "model_calls" not in materialization.metadata:
+            if materialization is None:
                 continue
-            if materialization.asset_key.to_user_string() in seen:
-                continue
-            seen.add(materialization.asset_key.to_user_string())
-            metadata = materialization.metadata
-            totals["model_calls"] += metadata["model_calls"].value
-            totals["cache_hits"] += round(metadata["model_calls"].value * metadata["cache_hit_rate"].value)
-            totals["tokens_spent"] += metadata["tokens_spent"].value
-            totals["tokens_live"] += metadata["tokens_live"].value
+            metadata = {k: v.value for k, v in materialization.metadata.items()}
+            for prefix in ("", "run_"):
+                if f"{prefix}model_calls" not in metadata:
+                    continue
+                if prefix:
+                    key = materialization.asset_key.to_user_string()
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                calls = metadata[f"{prefix}model_calls"]
+                totals["model_calls"] += calls
+                totals["cache_hits"] += round(calls * metadata[f"{prefix}cache_hit_rate"])
+                totals["tokens_live"] += metadata[f"{prefix}tokens_live"]
+                totals["tokens_spent"] += metadata[f"{prefix}tokens_spent"]
     return totals
-
-
-def _range_tags(keys: list[str]) -> dict[str, str]:
-    return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
-
-
-def run_study_in_dagster(database: Path, output_dir: Path, world: Path | None = None,
-                         instance: dg.DagsterInstance | None = None, lock_timeout_seconds: float = 10.0,
-                         config: StudyConfig | None = None, scenarios: list[str] | None = None,
-                         days: list[str] | None = None, progress: bool = False) -> HeadlessRun:
-    if world is not None:
-        os.environ["DRIFTLAB_WORLD"] = str(world)  # the partitions are read from it when definitions load
-    # Imported here so DRIFTLAB_WORLD is set before the partitions are built.
-    from driftlab_dagster.definitions import defs
-    from driftlab_dagster.defs.partitions import DAYS, SCENARIOS, event_day_partitions, scenario_day_partitions
-    from driftlab_dagster.defs.resources import StudyResource, default_resources
-
-    config = config or StudyConfig()
-    study = StudyResource(**{k: getattr(config, k) for k in StudyConfig.__dataclass_fields__}, progress=progress)
-    definitions = defs()
-    assets = list(definitions.assets or [])
-    checks_defs = list(definitions.asset_checks or [])
-    resources = default_resources(database=str(database), world=str(world) if world else None,
-                                  output_dir=str(output_dir), lock_timeout_seconds=lock_timeout_seconds, study=study)
-    # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
-    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
-
-    def materialize(selection: list[str], checks: bool = False, **kwargs: object) -> str:
-        # Partitioned checks report per partition only in single-partition runs, so ranged runs leave them out.
-        chosen = dg.AssetSelection.assets(*selection)
-        # In process, a failing asset's own exception propagates (a WarehouseError stays one line).
-        return dg.materialize(assets + checks_defs, selection=chosen if checks else chosen.without_checks(),
-                              resources=resources, instance=instance, run_config=_QUIET, raise_on_error=True,
-                              **kwargs).run_id  # type: ignore[arg-type]
-
-    partitioned = ["pages", "extraction_log", "fact_graph", "governed_graph", "answers"]
-    run_ids: list[str]
-    if scenarios is None and days is None:
-        run_ids = [
-            materialize(["world", "maintenance_costs"], tags=_range_tags(event_day_partitions.get_partition_keys())),
-            materialize(partitioned + ["graph_repair", "accuracy_report", "cost_report"],
-                        tags=_range_tags(scenario_day_partitions.get_partition_keys())),
-        ]
-    else:
-        unknown = sorted(set(scenarios or []) - set(SCENARIOS)) + sorted(set(days or []) - set(DAYS))
-        if unknown:
-            raise ValueError(f"not in this world: {', '.join(unknown)} (scenarios {SCENARIOS}, days {DAYS})")
-        run_ids = [materialize(["world"])]
-        # A graph on day d reads the pages of every earlier day: materialise those pages too.
-        last = max(DAYS.index(d) for d in (days or DAYS))
-        for scenario in scenarios or SCENARIOS:
-            for day in DAYS[: last + 1]:
-                key = dg.MultiPartitionKey({"scenario": scenario, "day": day})
-                run_ids.append(materialize(partitioned if day in (days or DAYS) else ["pages"], checks=True,
-                                           partition_key=key))
-        run_ids.append(materialize(["accuracy_report"]))
-    return HeadlessRun(database, output_dir / "results.csv", output_dir / "costs.csv", run_ids,
-                       _spend(instance, run_ids) if config.uses_model else {})

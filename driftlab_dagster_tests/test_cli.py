@@ -16,7 +16,7 @@ from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 def _driftlab(*args: str, env_world: str | None = None) -> subprocess.CompletedProcess:
     import os
 
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD")}
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
     if env_world:
         env["DRIFTLAB_WORLD"] = env_world
     return subprocess.run([sys.executable, "-m", "driftlab_dagster", *args], capture_output=True, text=True,
@@ -42,7 +42,8 @@ def test_run_prints_both_tables_in_the_posts_layout(finished):
 
 def test_run_writes_the_csv_files_and_a_queryable_duckdb_file(finished):
     out, _ = finished
-    assert len((out / "results.csv").read_text().splitlines()) == 1 + 2000  # 5 designs x 4 scenarios x 5 days x 20
+    lines = (out / "tessaly_freight" / "results.csv").read_text().splitlines()
+    assert len(lines) == 1 + 2000  # 5 designs x 4 scenarios x 5 days x 20
     with duckdb.connect(str(out / "d.duckdb"), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 2000
 
@@ -51,7 +52,8 @@ def test_the_core_engine_writes_the_same_results_byte_for_byte(finished, tmp_pat
     out, _ = finished
     done = _driftlab("run", "--engine", "core", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "results.csv").read_bytes() == (out / "results.csv").read_bytes()
+    assert (tmp_path / "tessaly_freight" / "results.csv").read_bytes() == \
+        (out / "tessaly_freight" / "results.csv").read_bytes()
 
 
 def test_a_malformed_world_file_is_one_line_on_stderr(tmp_path):
@@ -94,6 +96,43 @@ def test_a_missing_database_directory_is_one_line(tmp_path):
 def test_check_world_accepts_the_bundled_world():
     done = _driftlab("check-world", str(DEFAULT_WORLD))
     assert done.returncode == 0 and "40 pages, 4 events, 20 questions" in done.stdout
+    assert "world tessaly_freight" in done.stdout
+
+
+def test_an_output_folder_that_cannot_be_written_fails_before_the_study_starts(tmp_path):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder should be")
+    done = _driftlab("run", "--database", str(tmp_path / "d.duckdb"), "--out", str(blocked))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot write reports" in done.stderr and "--out" in done.stderr
+    assert not (tmp_path / "d.duckdb").exists()  # nothing was computed, nothing written
+
+
+def test_a_bad_settings_file_is_one_line(tmp_path):
+    settings = tmp_path / "driftlab.yaml"
+    settings.write_text("study:\n  extractor: gpt\n")
+    done = _driftlab("run", "--config", str(settings))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "study.extractor" in done.stderr and "'regex' or 'model'" in done.stderr
+
+
+def test_every_setting_is_a_flag_of_the_same_name():
+    from driftlab_dagster.config import StudySettings
+
+    done = _driftlab("run", "--help")
+    for name in StudySettings.model_fields:
+        assert "--" + name.replace("_", "-") in done.stdout
+
+
+def test_a_slice_runs_the_chosen_scenarios_up_to_a_day(tmp_path):
+    done = _driftlab("run", "--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path),
+                     "--scenario", "StaleGraph", "--scenario", "Fresh", "--until", "2026-09-15")
+    assert done.returncode == 0, done.stderr
+    with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as conn:
+        assert conn.execute("SELECT scenario, day::VARCHAR, count(*) FROM answers GROUP BY ALL ORDER BY ALL").fetchall() == [
+            (s, d, 100) for s in ("Fresh", "StaleGraph") for d in ("2026-09-01", "2026-09-08", "2026-09-15")]
+    done = _driftlab("run", "--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path), "--until", "2026-13-01")
+    assert done.returncode == 2 and "not in world tessaly_freight: 2026-13-01" in done.stderr
 
 
 def test_a_model_server_that_is_down_is_one_line_and_writes_nothing(tmp_path):

@@ -63,13 +63,16 @@ def _states(answer: str, value: str) -> bool:
     return re.search(rf"(^|\W){re.escape(fold(value))}($|\W)", fold(answer)) is not None
 
 
-def clean(value: str) -> str:
-    """A hop's answer as the next hop's entity: no trailing dot, no leading "the", no trailing " team"."""
+def clean(value: str, drop_prefixes: tuple[str, ...] = ("the ",), drop_suffixes: tuple[str, ...] = (" team",)) -> str:
+    """A hop's answer as the next hop's entity: no trailing dot, and without the world's naming prefixes and
+    suffixes ("the Lynx squad" -> "Lynx" where the world drops "the " and " squad"), case kept."""
     value = value.strip().rstrip(".")
-    if value[:4].casefold() == "the ":
-        value = value[4:]
-    if value[-5:].casefold() == " team":
-        value = value[:-5]
+    for prefix in drop_prefixes:
+        if value[: len(prefix)].casefold() == prefix.casefold() and len(value) > len(prefix):
+            value = value[len(prefix):]
+    for suffix in drop_suffixes:
+        if value[-len(suffix):].casefold() == suffix.casefold() and len(value) > len(suffix):
+            value = value[: -len(suffix)]
     return value.strip()
 
 
@@ -77,7 +80,7 @@ class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
     def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology,
-                 governed: GovernedResolver | None = None):
+                 governed: GovernedResolver | None = None, naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")
         self.governed = governed
@@ -87,6 +90,7 @@ class Agent:
         self.design = design
         self.ontology = ontology
         self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
+        self._naming = naming or (("the ",), (" team",))  # the world's (drop_prefixes, drop_suffixes)
 
     def ask(self, question: str, entity: str, hops: tuple[str, ...]) -> Answer:
         current, hedged, flagged, phrase, why = entity, False, False, False, []
@@ -99,7 +103,7 @@ class Agent:
                 why.append(hop.why)
             if hop.value is None:
                 return Answer(None, hedged, "; ".join(why), flagged, phrase)
-            current = clean(hop.value)
+            current = clean(hop.value, *self._naming)
         return Answer(current, hedged, "; ".join(why), flagged, phrase)
 
     def governed_hop(self, entity: str, predicate: str) -> HopAnswer:

@@ -41,7 +41,8 @@ def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reade
         if design is Design.GOVERNED and resolver is None:
             continue
         agent = Agent(store, retriever, reader, design, world.ontology,
-                      resolver if design is Design.GOVERNED else None)
+                      resolver if design is Design.GOVERNED else None,
+                      naming=(tuple(world.spec.naming.drop_prefixes), tuple(world.spec.naming.drop_suffixes)))
         for q in world.questions_at(step):
             answer = agent.ask(q.text, q.entity, q.hops)
             outcome = "abstain" if answer.value is None else "correct" if matches(answer.value, q.expected) else "wrong"

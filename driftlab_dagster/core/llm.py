@@ -12,6 +12,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from driftlab_dagster.config import PROMPT_VERSIONS
+
 from .extraction import Extraction, extraction_prompt
 from .models import CachedClient, ModelCallFailed
 from .ontology import Ontology, Triple
@@ -21,7 +23,7 @@ from .store import StoredPage
 # ---------------------------------------------------------------------------------------------------------
 # Extraction
 
-EXTRACTION_PROMPTS = ("zero-shot-v1", "few-shot-v1")
+EXTRACTION_PROMPTS = PROMPT_VERSIONS  # declared once, with the settings that choose among them
 
 # Candidate example values for few-shot examples; each predicate takes the first that fits its shape.
 _EXAMPLE_VALUES = ["Basic", "Falcon", "Billing service", "Ada Lovelace", "12", "98.5", "Tessaly Widget",
@@ -111,13 +113,15 @@ class ModelExtractor:
 
     kind = "model"
 
-    def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = "few-shot-v1"):
+    def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = "few-shot-v1",
+                 extractor_id: str | None = None):
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of {EXTRACTION_PROMPTS}")
         self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
         self.prompt = extraction_prompt_text(ontology, prompt_version)
         self.schema = extraction_schema(ontology)
-        self.id = model_extractor_id(client.model, prompt_version, ontology)
+        # The id the run was configured with (the graph's code version), stored on every fact it writes.
+        self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology)
 
     def extract(self, page: StoredPage) -> Extraction:
         try:
@@ -167,9 +171,9 @@ class ModelReader:
     """Asks a local model for one hop's answer as JSON. Staleness is recorded two ways, separately: the
     model's own possibly_stale flag, and hedge phrases in its answer text."""
 
-    def __init__(self, ontology: Ontology, client: CachedClient):
+    def __init__(self, ontology: Ontology, client: CachedClient, reader_id: str | None = None):
         self.ontology, self.client = ontology, client
-        self.id = model_reader_id(client.model)
+        self.id = reader_id or model_reader_id(client.model)
 
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool) -> HopAnswer:
         if not evidence:

@@ -16,7 +16,8 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
 
 SEED = 7
 
@@ -125,13 +126,15 @@ class OpenAICompatibleClient:
     api = "openai"
     _FORMATS = ("json_schema", "json_object_schema", "none")
 
-    def __init__(self, url: str | None, model: str, embed_model: str = "text-embedding", timeout: float = 300.0):
+    def __init__(self, url: str | None, model: str, embed_model: str = "text-embedding", timeout: float = 300.0,
+                 api_key: str | None = None):
         import openai
 
         self.url = (url or "http://127.0.0.1:1234").rstrip("/")
         base = self.url if self.url.endswith("/v1") else self.url + "/v1"
         self.model, self.embed_model = model, embed_model
-        self._client = openai.OpenAI(base_url=base, api_key="not-needed", timeout=timeout, max_retries=0)
+        # Local servers ignore the key; the client library insists on one.
+        self._client = openai.OpenAI(base_url=base, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
         self._openai = openai
         self.response_format: str | None = None  # decided by the first call
 
@@ -190,21 +193,59 @@ class OpenAICompatibleClient:
 
 
 class ReplayClient:
-    """Answers from a function of (system, user): for unit tests of prompt building and reply parsing."""
+    """Answers from a function of (system, user), or from recorded replies (`from_file`): for tests of
+    prompt building and reply parsing, and for Dagster-level tests of the model path without a server."""
 
     api = "replay"
     url = "replay://"
 
     def __init__(self, reply: Callable[[str, str], str], model: str = "replay", embed: Callable[[str], list[float]] | None = None):
         self._reply, self._embed = reply, embed
+        self._recorded: Callable[[str], str] | None = None
         self.model, self.embed_model = model, model
         self.calls: list[tuple[str, str]] = []
+
+    @classmethod
+    def from_file(cls, path: str | Path, model: str, embed_model: str | None = None) -> "ReplayClient":
+        """Replies recorded as JSON lines `{"key": <call_key>, "content": <reply text>}` (what
+        `write_replay_file` writes from a call cache). A call that was not recorded fails as an outcome."""
+        path = Path(path)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise ModelServerDown(f"cannot read the replay file {path} ({type(e).__name__}): record one with "
+                                  "`write_replay_file` or point --replay-file at it") from None
+        recorded: dict[str, str] = {}
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                recorded[str(item["key"])] = str(item["content"])
+            except (ValueError, KeyError, TypeError):
+                raise ModelServerDown(f"{path}: line {n} is not a recorded reply "
+                                      '({"key": ..., "content": ...})') from None
+        embed_model = embed_model or model
+
+        def reply(key: str) -> str:
+            if key not in recorded:
+                raise ModelCallFailed("no recorded reply for this call in the replay file")
+            return recorded[key]
+
+        client = cls(lambda system, user: "", model=model)
+        client.embed_model = embed_model
+        client._recorded = reply
+        client._embed = lambda text: json.loads(reply(call_key(embed_model, "embed", text, None)))
+        return client
 
     def check(self) -> None:
         return None
 
     def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply:
         self.calls.append((system, user))
+        if self._recorded is not None:
+            content = self._recorded(call_key(self.model, system, user, schema))
+            return ChatReply(content, (len(system) + len(user)) // 4, len(content) // 4, 0.0)
         content = self._reply(system, user)
         return ChatReply(content, (len(system) + len(user)) // 4, len(content) // 4, 0.0)
 
@@ -250,6 +291,10 @@ class Spend:
     @property
     def hit_rate(self) -> float:
         return self.hits / self.calls if self.calls else 0.0
+
+    def since(self, earlier: "Spend") -> "Spend":
+        """What was spent after `earlier` (a copy taken then): one partition's share of a run."""
+        return Spend(*(getattr(self, f) - getattr(earlier, f) for f in self.__dataclass_fields__))
 
 
 @dataclass
@@ -308,9 +353,22 @@ class CachedClient:
         self.inner.check()
 
 
-def build_client(api: str, url: str | None, model: str, embed_model: str, timeout: float) -> ModelClient:
+def write_replay_file(entries: Iterable[CacheEntry], path: str | Path) -> Path:
+    """Record replies (for example a run's `model_calls`) as a replay file, one JSON object a line."""
+    path = Path(path)
+    path.write_text("".join(json.dumps({"key": e.key, "content": e.content}, ensure_ascii=False) + "\n"
+                            for e in entries), encoding="utf-8")
+    return path
+
+
+def build_client(api: str, url: str | None, model: str, embed_model: str, timeout: float,
+                 api_key: str | None = None, replay_file: str | None = None) -> ModelClient:
     if api == "ollama":
         return OllamaClient(url, model, embed_model, timeout)
     if api == "openai":
-        return OpenAICompatibleClient(url, model, embed_model, timeout)
-    raise ValueError(f"unknown model API {api!r}: use 'ollama' or 'openai'")
+        return OpenAICompatibleClient(url, model, embed_model, timeout, api_key=api_key)
+    if api == "replay":
+        if not replay_file:
+            raise ModelServerDown("--api replay needs --replay-file (recorded replies, JSON lines)")
+        return ReplayClient.from_file(replay_file, model, embed_model)
+    raise ValueError(f"unknown model API {api!r}: use 'ollama', 'openai' or 'replay'")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .designs import ALL_DESIGNS, Design
 from .evaluation import accuracy, evaluate
@@ -58,17 +58,26 @@ def maintain(store: Store, world: World, scenario: str, step: int, extractor: Ex
     return None  # nobody re-ran the pipeline
 
 
-def replay_graph(world: World, scenario: str, pages_by_step: list[Iterable[Page | StoredPage]],
-                 extractor: Extractor, governed: GovernedStore | None = None) -> tuple[Store, list[CostSample]]:
-    """The scenario's knowledge layer after the last step given: initial load, then each event's page
-    changes and maintenance, in order. Returns the store and each step's maintenance cost; a governed
+def replay_steps(world: World, scenario: str, pages_by_step: Iterable[Iterable[Page | StoredPage]],
+                 extractor: Extractor, governed: GovernedStore | None = None
+                 ) -> Iterator[tuple[int, Store, CostSample | None]]:
+    """The scenario's knowledge layer step by step: initial load, then each event's page changes and
+    maintenance, in order. Yields (step, the store after that step, that step's maintenance cost or None);
+    the store is the same object throughout, so snapshot it before asking for the next step. A governed
     store, if given, is kept in step from the same readings."""
     store = Store()
-    costs: list[CostSample] = []
     for step, pages in enumerate(pages_by_step):
         sync_pages(store, pages, pages_at(world, step))
         cost = (initial_load(store, extractor, world, governed) if step == 0
                 else maintain(store, world, scenario, step, extractor, governed))
+        yield step, store, cost
+
+
+def replay_graph(world: World, scenario: str, pages_by_step: list[Iterable[Page | StoredPage]],
+                 extractor: Extractor, governed: GovernedStore | None = None) -> tuple[Store, list[CostSample]]:
+    """The scenario's knowledge layer after the last step given, and each step's maintenance cost."""
+    store, costs = Store(), []
+    for _, store, cost in replay_steps(world, scenario, pages_by_step, extractor, governed):
         if cost is not None:
             costs.append(cost)
     return store, costs
@@ -89,45 +98,68 @@ class CostRow:
         return {**self.sample.as_row(), "graph_only_accuracy": self.graph_only_accuracy}
 
 
-def maintenance_comparison(world: World, step: int, extractor: Extractor, reader: Reader) -> list[CostRow]:
-    """The three ways to absorb event `step`, side by side on the same pages.
+def maintenance_comparisons(world: World, steps: Iterable[int], extractor: Extractor,
+                            reader: Reader) -> dict[int, list[CostRow]]:
+    """The three ways to absorb each event in `steps`, side by side on the same pages, in one pass.
 
-    Patch and full rebuild run on the Fresh pages (a graph patched at every earlier event, and one rebuilt
-    at every event); the system-of-record patch runs on the stale-pages graph, where no page ever changes.
+    Patch and full rebuild run on pages that follow every event (a graph patched at every earlier event,
+    and one rebuilt from it at the event); the system-of-record patch runs on the graph of pages that
+    never change. Returns step -> [patch, full, record] rows.
     """
+    wanted = sorted(set(steps))
+    if not wanted:
+        return {}
+    if wanted[0] < 1 or wanted[-1] >= len(world.checkpoints):
+        raise ValueError(f"events are steps 1..{len(world.checkpoints) - 1}, not {wanted}")
     fresh = _scenario_with(world, pages="all", graph="patch_changed_pages")
     stale_pages = _scenario_with(world, pages="none", graph="patch_from_record")
-    history = [world.pages_at(fresh, s) for s in range(step + 1)]
+    patched = replay_steps(world, fresh, (world.pages_at(fresh, s) for s in range(wanted[-1] + 1)), extractor)
+    recorded = replay_steps(world, stale_pages, (world.pages_at(stale_pages, s) for s in range(wanted[-1] + 1)),
+                            extractor)
+    rows: dict[int, list[CostRow]] = {}
+    graph: Store | None = None  # the patched graph as it stood after the previous step
+    for step in range(wanted[-1] + 1):
+        full_row = None
+        if step in wanted:
+            # The rebuild starts from the graph as it stood before this event, with this event's pages.
+            assert graph is not None
+            rebuilt = graph.copy()
+            sync_pages(rebuilt, world.pages_at(fresh, step), pages_at(world, step))
+            full = full_reextract(rebuilt, extractor, world.checkpoints[step].at, step)
+            full_row = CostRow(full, graph_only_accuracy(rebuilt, world, fresh, step, reader))
+        _, graph, patch = next(patched)
+        _, record_graph, record = next(recorded)
+        if full_row is not None:
+            assert patch is not None and record is not None
+            rows[step] = [CostRow(patch, graph_only_accuracy(graph, world, fresh, step, reader)), full_row,
+                          CostRow(record, graph_only_accuracy(record_graph, world, stale_pages, step, reader))]
+    return rows
 
-    patched, _ = replay_graph(world, fresh, history[:step], extractor)
-    rebuilt = patched.copy()
-    sync_pages(patched, history[step], pages_at(world, step))
-    sync_pages(rebuilt, history[step], pages_at(world, step))
-    at = world.checkpoints[step].at
-    patch = patch_changed_pages(patched, extractor, at, step)
-    full = full_reextract(rebuilt, extractor, at, step)
 
-    recorded, costs = replay_graph(world, stale_pages, [world.pages_at(stale_pages, s) for s in range(step + 1)],
-                                   extractor)
-    return [
-        CostRow(patch, graph_only_accuracy(patched, world, fresh, step, reader)),
-        CostRow(full, graph_only_accuracy(rebuilt, world, fresh, step, reader)),
-        CostRow(costs[-1], graph_only_accuracy(recorded, world, stale_pages, step, reader)),
-    ]
+def maintenance_comparison(world: World, step: int, extractor: Extractor, reader: Reader) -> list[CostRow]:
+    """The three ways to absorb event `step` (see `maintenance_comparisons`)."""
+    return maintenance_comparisons(world, [step], extractor, reader)[step]
 
 
-def repair(stale: Store, world: World, scenario: str, extractor: Extractor, reader: Reader) -> list[CostRow]:
-    """Bring a graph that missed every event back: full rebuild versus patching the pages changed since
-    the last extraction. `stale` is left untouched."""
-    rows = []
+@dataclass(frozen=True)
+class RepairOutcome:
+    """A repaired graph and what repairing it cost."""
+
+    store: Store
+    row: CostRow
+
+
+def repair(stale: Store, world: World, scenario: str, extractor: Extractor, reader: Reader) -> dict[str, RepairOutcome]:
+    """Bring a graph that missed every event back, both ways: a full rebuild and a patch of the pages changed
+    since the last extraction ("full" and "patch"). `stale` is left untouched."""
+    outcomes = {}
     last = len(world.checkpoints) - 1
-    for approach in ("full", "patch"):
+    for approach, run in (("full", full_reextract), ("patch", patch_changed_pages)):
         store = stale.copy()
-        run = full_reextract if approach == "full" else patch_changed_pages
         sample = run(store, extractor, world.repair_at, REPAIR_EVENT)
         sample = replace(sample, approach=f"repair: {sample.approach}")
-        rows.append(CostRow(sample, graph_only_accuracy(store, world, scenario, last, reader)))
-    return rows
+        outcomes[approach] = RepairOutcome(store, CostRow(sample, graph_only_accuracy(store, world, scenario, last, reader)))
+    return outcomes
 
 
 def _scenario_with(world: World, pages: str, graph: str) -> str:
@@ -167,9 +199,9 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
             results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed))
         if scenario == stale_graph_scenario(world):
             stale_end = store
-    for step in range(1, last + 1):
-        costs.extend(row.as_row() for row in maintenance_comparison(world, step, extractor, reader))
+    for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values():
+        costs.extend(row.as_row() for row in rows)
     assert stale_end is not None
-    costs.extend(row.as_row() for row in repair(stale_end, world, stale_graph_scenario(world), extractor, reader))
+    costs.extend(o.row.as_row() for o in repair(stale_end, world, stale_graph_scenario(world), extractor, reader).values())
     return StudyResult(results, costs)
 

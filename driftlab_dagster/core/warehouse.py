@@ -1,4 +1,10 @@
-"""The DuckDB file that holds the study: one table per asset, each partition a (scenario, day) slice.
+"""The DuckDB file that holds the study: one table per asset; each partition is a (world, scenario, day)
+slice, so any number of worlds live side by side in one file.
+
+Every world-scoped row carries the world's id and the version (content hash) of the world file it was
+computed from. A partition's slice is keyed by (world, scenario, day) whatever the version, so
+re-materialising it replaces it; readers take only rows of the world version they were built from, so a
+changed world file shows up as stale partitions, never as old rows in new tables.
 
 Writes are idempotent: a partition's slice of every table it owns is deleted and re-inserted in one
 transaction, by column name, with values bound as parameters. A failure rolls the whole partition back,
@@ -10,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -22,47 +29,63 @@ _COST_COLUMNS = """
     ms INTEGER NOT NULL, estimated BOOLEAN NOT NULL, spent_input_tokens INTEGER NOT NULL,
     spent_output_tokens INTEGER NOT NULL"""
 
+# The columns that scope a row to a world and to the version of its world file.
+_WORLD = "world VARCHAR NOT NULL, world_version VARCHAR NOT NULL"
+# ... and to a (scenario, day) partition.
+_PARTITION = f"{_WORLD}, scenario VARCHAR NOT NULL, day DATE NOT NULL"
+
 # table -> column definitions. Every partitioned table starts with its partition columns.
 TABLES: dict[str, str] = {
-    "world": "world_sha256 VARCHAR NOT NULL, company VARCHAR NOT NULL, source VARCHAR NOT NULL, spec_json VARCHAR NOT NULL",
-    "pages": """scenario VARCHAR NOT NULL, day DATE NOT NULL, step INTEGER NOT NULL, page_id VARCHAR NOT NULL,
+    "worlds": f"""{_WORLD}, company VARCHAR NOT NULL, source VARCHAR NOT NULL, spec_json VARCHAR NOT NULL""",
+    "pages": f"""{_PARTITION}, step INTEGER NOT NULL, page_id VARCHAR NOT NULL,
         title VARCHAR NOT NULL, body VARCHAR NOT NULL, version INTEGER NOT NULL, updated_at TIMESTAMP NOT NULL,
         changed BOOLEAN NOT NULL""",
-    "entities": "scenario VARCHAR NOT NULL, day DATE NOT NULL, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL",
-    "aliases": "scenario VARCHAR NOT NULL, day DATE NOT NULL, alias VARCHAR NOT NULL, entity_id INTEGER NOT NULL",
-    "facts": """scenario VARCHAR NOT NULL, day DATE NOT NULL, fact_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
+    "entities": f"{_PARTITION}, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL",
+    "aliases": f"{_PARTITION}, alias VARCHAR NOT NULL, entity_id INTEGER NOT NULL",
+    "facts": f"""{_PARTITION}, fact_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
         extractor VARCHAR NOT NULL""",
-    "extraction_log": """scenario VARCHAR NOT NULL, day DATE NOT NULL, page_id VARCHAR NOT NULL,
+    "extraction_log": f"""{_PARTITION}, page_id VARCHAR NOT NULL,
         version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
-    "graph_maintenance": f"scenario VARCHAR NOT NULL, day DATE NOT NULL, {_COST_COLUMNS}",
+    "graph_maintenance": f"{_PARTITION}, {_COST_COLUMNS}",
     # The Governed design's graph: nothing is deleted; rows are retracted and superseded (governed.py).
-    "governed_facts": """scenario VARCHAR NOT NULL, day DATE NOT NULL, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
+    "governed_facts": f"""{_PARTITION}, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, rank INTEGER NOT NULL, extractor VARCHAR NOT NULL,
         valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP, recorded_at TIMESTAMP NOT NULL, retracted_at TIMESTAMP""",
-    "governed_names": """scenario VARCHAR NOT NULL, day DATE NOT NULL, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL,
+    "governed_names": f"""{_PARTITION}, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL,
         valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP""",
-    "answers": """scenario VARCHAR NOT NULL, day DATE NOT NULL, step INTEGER NOT NULL, design VARCHAR NOT NULL,
+    "answers": f"""{_PARTITION}, step INTEGER NOT NULL, design VARCHAR NOT NULL,
         question VARCHAR NOT NULL, drifted BOOLEAN NOT NULL, outcome VARCHAR NOT NULL, hedged BOOLEAN NOT NULL,
         answer VARCHAR NOT NULL, expected VARCHAR NOT NULL, why VARCHAR NOT NULL, model_flagged BOOLEAN NOT NULL,
         hedge_phrase BOOLEAN NOT NULL""",
-    "maintenance_costs": f"day DATE NOT NULL, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
-    "repair_costs": f"{_COST_COLUMNS}, graph_only_accuracy DOUBLE",
-    "page_embeddings": """scenario VARCHAR NOT NULL, day DATE NOT NULL, page_id VARCHAR NOT NULL, version INTEGER NOT NULL,
+    "maintenance_costs": f"{_WORLD}, day DATE NOT NULL, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
+    "repair_costs": f"{_WORLD}, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
+    # The graph the repair left behind (by the approach the repair asset was configured with).
+    "repaired_extraction_log": f"""{_WORLD}, approach VARCHAR NOT NULL, page_id VARCHAR NOT NULL,
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
+    "repaired_facts": f"""{_WORLD}, approach VARCHAR NOT NULL, fact_id INTEGER NOT NULL, entity VARCHAR NOT NULL,
+        predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
+        source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
+        extractor VARCHAR NOT NULL""",
+    "page_embeddings": f"""{_PARTITION}, page_id VARCHAR NOT NULL, version INTEGER NOT NULL,
         model VARCHAR NOT NULL, embedding FLOAT[] NOT NULL""",
     # The content-addressed cache of model calls: what a rerun, a backfill of another scenario over the same
-    # page versions, or a replay of earlier days does not pay for again.
+    # page versions, or a replay of earlier days does not pay for again. Shared by every world.
     "model_calls": """key VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, model VARCHAR NOT NULL, content VARCHAR NOT NULL,
         input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, latency_ms DOUBLE NOT NULL""",
 }
 
+# Tables sliced by (world, scenario, day): what a world's partitions own.
+PARTITION_TABLES = [t for t, cols in TABLES.items() if cols.startswith(_PARTITION)]
+
 # The LEFT JOIN that makes patching possible: per partition, pages newer than what the graph last read.
 VIEWS = {
     "pages_ahead_of_graph": """
-        SELECT p.scenario, p.day, p.page_id, p.version AS page_version, x.version AS version_read
-        FROM pages p LEFT JOIN extraction_log x USING (scenario, day, page_id)
+        SELECT p.world, p.world_version, p.scenario, p.day, p.page_id, p.version AS page_version,
+               x.version AS version_read
+        FROM pages p LEFT JOIN extraction_log x USING (world, world_version, scenario, day, page_id)
         WHERE x.version IS NULL OR x.version < p.version""",
 }
 
@@ -207,45 +230,113 @@ def save_call_cache(conn: duckdb.DuckDBPyConnection, entries: list) -> int:
     return len(entries)
 
 
-def stored_world_json(conn: duckdb.DuckDBPyConnection) -> str:
-    row = conn.execute("SELECT spec_json FROM world").fetchone()
-    if row is None:
-        raise MissingUpstream("the world table is empty: materialise the `world` asset first")
-    return row[0]
+@dataclass(frozen=True)
+class Slice:
+    """One (world, scenario, day) partition of the world-scoped tables, at one version of the world file."""
+
+    world: str
+    world_version: str
+    scenario: str
+    day: str
+
+    @property
+    def key(self) -> dict[str, str]:
+        """What identifies the slice: a rewrite replaces it whatever version wrote it before."""
+        return {"world": self.world, "scenario": self.scenario, "day": self.day}
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """The values every row of the slice carries."""
+        return {"world": self.world, "world_version": self.world_version, "scenario": self.scenario, "day": self.day}
+
+    def __str__(self) -> str:
+        return f"{self.scenario} on {self.day}"
 
 
-def stored_pages(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> list[dict]:
-    """The pages of one (scenario, day) partition, as Store.from_snapshot wants them."""
-    rows = records(conn, """SELECT page_id AS id, title, body, version, updated_at, changed FROM pages
-                            WHERE scenario = ? AND day = ? ORDER BY page_id""", [scenario, day])
+def _slice_rows(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
+                what: str, asset: str) -> list[dict]:
+    """A slice's rows, provided they were computed from this version of the world file."""
+    rows = records(conn, f"""SELECT world_version AS _version, {columns} FROM {table}
+                             WHERE world = ? AND scenario = ? AND day = ? ORDER BY {order}""",
+                   [where.world, where.scenario, where.day])
     if not rows:
-        raise MissingUpstream(f"no pages for {scenario} on {day}: materialise that `pages` partition first")
+        raise MissingUpstream(f"no {what} for {where}: materialise that `{asset}` partition first")
+    if rows[0]["_version"] != where.world_version:
+        raise MissingUpstream(f"the {what} for {where} were computed from another version of the world file "
+                              f"({rows[0]['_version']}, now {where.world_version}): materialise that `{asset}` "
+                              "partition again")
+    for r in rows:
+        del r["_version"]
     return rows
 
 
-def stored_governed(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> dict[str, list[dict]]:
-    """The governed graph of one (scenario, day) partition, as GovernedStore.from_snapshot wants it."""
-    params = [scenario, day]
+def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[dict]:
+    """The pages of one partition, as Store.from_snapshot wants them."""
+    return _slice_rows(conn, "pages", where, "page_id AS id, title, body, version, updated_at, changed",
+                       "page_id", "pages", "pages")
+
+
+def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
+                        upto_step: int) -> dict[int, list[dict]]:
+    """Step -> that day's pages, for steps 0..upto_step of one scenario (what a graph replays)."""
+    rows = records(conn, """SELECT world_version, step, page_id, title, body, version, updated_at FROM pages
+                            WHERE world = ? AND scenario = ? AND step <= ? ORDER BY step, page_id""",
+                   [world, scenario, upto_step])
+    history: dict[int, list[dict]] = {}
+    for r in rows:
+        if r.pop("world_version") == world_version:
+            history.setdefault(r.pop("step"), []).append(r)
+    missing = [s for s in range(upto_step + 1) if s not in history]
+    if missing:
+        raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
+                              "of the world file: materialise those `pages` partitions first")
+    return history
+
+
+def stored_governed(conn: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, list[dict]]:
+    """The governed graph of one partition, as GovernedStore.from_snapshot wants it."""
+    params = [where.world, where.world_version, where.scenario, where.day]
+    scope = "WHERE world = ? AND world_version = ? AND scenario = ? AND day = ?"
     return {
-        "facts": records(conn, "SELECT * EXCLUDE (scenario, day, entity) FROM governed_facts "
-                               "WHERE scenario = ? AND day = ? ORDER BY id", params),
-        "names": records(conn, "SELECT * EXCLUDE (scenario, day) FROM governed_names WHERE scenario = ? AND day = ? "
+        "facts": records(conn, f"SELECT * EXCLUDE (world, world_version, scenario, day, entity) FROM governed_facts "
+                               f"{scope} ORDER BY id", params),
+        "names": records(conn, f"SELECT * EXCLUDE (world, world_version, scenario, day) FROM governed_names {scope} "
                                "ORDER BY entity_id, valid_from, name", params),
     }
 
 
-def stored_graph(conn: duckdb.DuckDBPyConnection, scenario: str, day: str) -> dict[str, list[dict]]:
-    """The graph tables of one (scenario, day) partition."""
-    where = "WHERE scenario = ? AND day = ?"
-    params = [scenario, day]
-    snapshot = {
-        "entities": records(conn, f"SELECT entity_id, name FROM entities {where} ORDER BY entity_id", params),
-        "aliases": records(conn, f"SELECT alias, entity_id FROM aliases {where} ORDER BY alias", params),
+def stored_graph(conn: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, list[dict]]:
+    """The graph tables of one partition."""
+    log = _slice_rows(conn, "extraction_log", where, "page_id, version, extracted_at, extractor, issue", "page_id",
+                      "graph", "fact_graph")
+    params = [where.world, where.world_version, where.scenario, where.day]
+    scope = "WHERE world = ? AND world_version = ? AND scenario = ? AND day = ?"
+    return {
+        "entities": records(conn, f"SELECT entity_id, name FROM entities {scope} ORDER BY entity_id", params),
+        "aliases": records(conn, f"SELECT alias, entity_id FROM aliases {scope} ORDER BY alias", params),
         "facts": records(conn, f"""SELECT fact_id, entity_id, predicate, object, source_doc, source_version,
-                                   extracted_at, valid_from, extractor FROM facts {where} ORDER BY fact_id""", params),
-        "extraction_log": records(conn, f"""SELECT page_id, version, extracted_at, extractor, issue
-                                            FROM extraction_log {where} ORDER BY page_id""", params),
+                                   extracted_at, valid_from, extractor FROM facts {scope} ORDER BY fact_id""", params),
+        "extraction_log": log,
     }
-    if not snapshot["extraction_log"]:
-        raise MissingUpstream(f"no graph for {scenario} on {day}: materialise that `fact_graph` partition first")
-    return snapshot
+
+
+def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequence[tuple[str, str]],
+                event_days: Sequence[str]) -> int:
+    """Delete a world's rows of partitions its world file no longer has (a moved event day, a renamed
+    scenario). Call inside `transaction`. Returns the number of rows deleted."""
+    conn.register("_keep", pd.DataFrame(list(partitions) or [("", "1970-01-01")], columns=["scenario", "day"]))
+    conn.register("_keep_days", pd.DataFrame({"day": list(event_days) or ["1970-01-01"]}))
+    deleted = 0
+    try:
+        for table in PARTITION_TABLES:
+            deleted += conn.execute(
+                f"""DELETE FROM {table} t WHERE world = ? AND NOT EXISTS (
+                        SELECT 1 FROM _keep k WHERE k.scenario = t.scenario AND k.day::DATE = t.day)""",
+                [world]).fetchone()[0]
+        deleted += conn.execute(
+            """DELETE FROM maintenance_costs t WHERE world = ?
+               AND NOT EXISTS (SELECT 1 FROM _keep_days k WHERE k.day::DATE = t.day)""", [world]).fetchone()[0]
+    finally:
+        conn.unregister("_keep")
+        conn.unregister("_keep_days")
+    return deleted

@@ -1,61 +1,71 @@
-"""The nightly full run, the repair job, and the reports following their inputs.
+"""A world's jobs, its nightly full run, and the reports following their inputs.
 
-Schedules and queued runs need the daemon: `dagster dev` (make dev) starts it; a headless deployment runs
-`dagster-daemon run` beside the webserver.
+The study job is one run over a rectangle of (scenario, day) partitions: world, pages, graphs, answers, the
+repair and the accuracy report, in the asset graph's order, so a graph never starts before the page history
+it declares. The maintenance job compares the ways of absorbing each event. Schedules, sensors and queued
+runs need the daemon: `dagster dev` (make dev) starts it; a headless deployment runs `dagster-daemon run`
+beside the webserver.
 """
 
-import os
+from __future__ import annotations
 
 import dagster as dg
 
-from driftlab_dagster.defs.partitions import event_day_partitions, scenario_day_partitions
+from driftlab_dagster.defs.context import StudyContext
 
-# 02:00 UTC by default; set DRIFTLAB_NIGHTLY_CRON (a cron string) to move it.
-NIGHTLY_CRON = os.environ.get("DRIFTLAB_NIGHTLY_CRON", "0 2 * * *")
+STUDY_ASSETS = ["world", "pages", "extraction_log", "fact_graph", "governed_graph", "answers"]
 
-_GRAPH_STAGE = dg.AssetSelection.assets("pages", "extraction_log", "fact_graph", "governed_graph", "answers")
 
-study_partitions_job = dg.define_asset_job(
-    "study_partitions", selection=_GRAPH_STAGE, partitions_def=scenario_day_partitions,
-    description="Pages, graph, checks and answers of (scenario, day) partitions.",
-)
-maintenance_job = dg.define_asset_job(
-    "maintenance_comparison", selection=dg.AssetSelection.assets("maintenance_costs"),
-    partitions_def=event_day_partitions,
-    description="The per-event comparison of patching pages, patching from the record, and rebuilding.",
-)
-repair_graph_job = dg.define_asset_job(
-    "repair_graph", selection=dg.AssetSelection.assets("fact_graph", "extraction_log", "governed_graph"),
-    partitions_def=scenario_day_partitions,
-    config={"ops": {"fact_graph": {"config": {"repair": "patch"}}}},
-    description="Repair a stale graph partition: re-read the pages changed since the last extraction "
-                "(set repair: full in the launchpad to rebuild). The cost lands in the materialisation.",
-)
+def study_selection(ctx: StudyContext, with_reports: bool = True) -> list[dg.AssetKey]:
+    names = STUDY_ASSETS + (["graph_repair"] if ctx.repair_source else []) + (["accuracy_report"] if with_reports else [])
+    return [ctx.key(n) for n in names]
+
+
+def build(ctx: StudyContext, nightly_cron: str) -> dict[str, list]:
+    parts = ctx.partitions
+    study = dg.define_asset_job(
+        ctx.name("study"), selection=dg.AssetSelection.assets(*study_selection(ctx)),
+        partitions_def=parts.scenario_day,
+        description="The study over (scenario, day) partitions: pages, graphs with their checks, answers, the "
+                    "repair of the unmaintained graph, and the accuracy report.",
+    )
+    maintenance = dg.define_asset_job(
+        ctx.name("maintenance"),
+        selection=dg.AssetSelection.assets(ctx.key("maintenance_costs"), ctx.key("cost_report")),
+        partitions_def=parts.event_day,
+        description="Per event: the cost of patching the changed pages, patching from the record, and rebuilding.",
+    )
+    jobs = [study, maintenance]
+    if ctx.repair_source:
+        jobs.append(dg.define_asset_job(
+            ctx.name("repair_graph"),
+            selection=dg.AssetSelection.assets(ctx.key("graph_repair"), ctx.key("cost_report")),
+            config={"ops": {f"{ctx.world.id}__graph_repair": {"config": {"approach": "patch"}}}},
+            description="Repair the graph that missed every event by patching the pages changed since its last "
+                        "extraction (set approach: full to rebuild instead); both ways are costed.",
+        ))
+
+    @dg.schedule(name=ctx.name("nightly_study"), job=study, cron_schedule=nightly_cron, execution_timezone="UTC",
+                 default_status=dg.DefaultScheduleStatus.RUNNING)
+    def nightly_study(context: dg.ScheduleEvaluationContext):
+        """The whole study every night, as one run over every (scenario, day) partition. The run key names the
+        night, so a re-tick of the same night launches nothing twice."""
+        yield dg.RunRequest(run_key=_night(context), tags=parts.range_tags())
+
+    @dg.schedule(name=ctx.name("nightly_maintenance"), job=maintenance, cron_schedule=nightly_cron,
+                 execution_timezone="UTC", default_status=dg.DefaultScheduleStatus.RUNNING)
+    def nightly_maintenance(context: dg.ScheduleEvaluationContext):
+        """Every event day's maintenance comparison, as one run, keyed by night."""
+        yield dg.RunRequest(run_key=_night(context), tags=parts.event_range_tags())
+
+    # The reports (and nothing else) refresh themselves once their inputs were updated, whatever updated them.
+    follow = dg.AutomationConditionSensorDefinition(
+        ctx.name("reports_follow_inputs"),
+        target=dg.AssetSelection.assets(ctx.key("accuracy_report"), ctx.key("cost_report")),
+        default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
+    )
+    return {"jobs": jobs, "schedules": [nightly_study, nightly_maintenance], "sensors": [follow]}
 
 
 def _night(context: dg.ScheduleEvaluationContext) -> str:
     return context.scheduled_execution_time.strftime("%Y-%m-%d")
-
-
-@dg.schedule(job=study_partitions_job, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.RUNNING)
-def nightly_study(context: dg.ScheduleEvaluationContext):
-    """Every (scenario, day) partition, one run each; the run key makes a re-tick of the same night a no-op."""
-    for key in scenario_day_partitions.get_partition_keys():
-        yield dg.RunRequest(partition_key=key, run_key=f"{_night(context)}|{key}")
-
-
-@dg.schedule(job=maintenance_job, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.RUNNING)
-def nightly_maintenance(context: dg.ScheduleEvaluationContext):
-    """Every event day's maintenance comparison, one run each, keyed by night."""
-    for key in event_day_partitions.get_partition_keys():
-        yield dg.RunRequest(partition_key=key, run_key=f"{_night(context)}|{key}")
-
-
-# The repair and the reports refresh themselves once their inputs have been updated (the nightly runs above,
-# or a backfill in the UI).
-reports_follow_inputs = dg.AutomationConditionSensorDefinition(
-    "reports_follow_inputs", target=dg.AssetSelection.assets("graph_repair", "accuracy_report", "cost_report"),
-    default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
-)

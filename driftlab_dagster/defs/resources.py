@@ -1,8 +1,15 @@
-"""Resources: the DuckDB warehouse, the world file, where reports go, and the study's extractor and reader."""
+"""Resources, one per external system: the DuckDB warehouse, the model server (Ollama, OpenAI-compatible,
+or recorded replies), where reports go, and the progress line of a headless run.
+
+`build_resources(config)` makes them from the one configuration object; the definitions factory binds
+them to every world's assets.
+"""
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -11,13 +18,12 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.core.models import ModelClient, OllamaClient, OpenAICompatibleClient, ReplayClient, Spend
 from driftlab_dagster.core.progress import Progress
-from driftlab_dagster.core.session import Session, StudyConfig, open_session
+from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
-from driftlab_dagster.core.world import World, load_world
-from driftlab_dagster.defs.settings import STUDY
-from driftlab_dagster.project import database_path, world_path
-from driftlab_dagster.project import output_dir as default_output_dir
+from driftlab_dagster.defs.context import StudyContext
 
 
 class WarehouseResource(DuckDBResource):
@@ -38,83 +44,101 @@ class WarehouseResource(DuckDBResource):
             conn.close()
 
 
-class WorldFileResource(dg.ConfigurableResource):
-    """The world file (company, ontology, events, pages, questions, scenarios)."""
+class ModelResource(dg.ConfigurableResource):
+    """A chat and embedding model, as the study settings name it. Subclasses say how it is reached."""
 
-    path: str = Field(description="Path of the world YAML file; the partitions are read from the same file.")
+    model: str = Field(description="Chat model id as the server names it.")
+    embed_model: str = Field(description="Embedding model id.")
+    timeout: float = Field(default=300.0, description="Seconds one call may take.")
 
-    def load(self) -> World:
-        return load_world(self.path)
+    def client(self) -> ModelClient:
+        raise NotImplementedError
+
+
+class OllamaResource(ModelResource):
+    """Ollama's native API through the official `ollama` client."""
+
+    url: Optional[str] = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
+
+    def client(self) -> ModelClient:
+        return OllamaClient(self.url, self.model, self.embed_model, self.timeout)
+
+
+class OpenAICompatibleResource(ModelResource):
+    """An OpenAI-compatible server: LM Studio, llama.cpp's llama-server, vLLM, llama-cpp-python."""
+
+    url: Optional[str] = Field(default=None, description="Server URL (default http://127.0.0.1:1234).")
+    api_key: Optional[str] = Field(default=None, description="Bearer key; bound to $OPENAI_API_KEY when set.")
+
+    def client(self) -> ModelClient:
+        return OpenAICompatibleClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
+
+
+class ReplayResource(ModelResource):
+    """Recorded replies instead of a server: a call that was not recorded fails as an outcome."""
+
+    replay_file: str = Field(description="JSON lines of {key, content}, as `write_replay_file` records them.")
+
+    def client(self) -> ModelClient:
+        return ReplayClient.from_file(self.replay_file, self.model, self.embed_model)
 
 
 class ReportsResource(dg.ConfigurableResource):
-    """Where the report assets write results.csv, costs.csv and the accuracy plot."""
+    """Where the report assets write each world's results.csv, costs.csv and accuracy plot."""
 
-    output_dir: str = Field(description="Directory for results.csv, costs.csv and accuracy.png.")
+    output_dir: str = Field(description="Directory under which each world gets a folder named by its id.")
 
-    def path(self, name: str) -> Path:
-        return Path(self.output_dir) / name
-
-
-class StudyResource(dg.ConfigurableResource):
-    """How the knowledge layer is built and read: the extractor that fills the graph, the reader that answers,
-    the retrieval, and the local model server behind them. The default (regex extractor, deterministic
-    reader, BM25) calls no model."""
-
-    extractor: str = Field(default="regex", description="Graph extractor: 'regex' or 'model'.")
-    reader: str = Field(default="deterministic", description="Answer reader: 'deterministic' or 'model'.")
-    retrieval: str = Field(default="bm25", description="Page retrieval: 'bm25' or 'embed' (model embeddings).")
-    api: str = Field(default="ollama", description="Model API: 'ollama' (native, official client) or 'openai' "
-                                                   "(OpenAI-compatible: LM Studio, llama-server, vLLM).")
-    url: Optional[str] = Field(default=None, description="Model server URL (ollama: $OLLAMA_HOST or :11434; "
-                                                         "openai: http://127.0.0.1:1234).")
-    model: str = Field(default="qwen2.5:7b", description="Chat model id as the server names it.")
-    embed_model: str = Field(default="nomic-embed-text", description="Embedding model id.")
-    extraction_prompt: str = Field(default="few-shot-v1", description="Extraction prompt: 'zero-shot-v1' (the "
-                                                                      "post's) or 'few-shot-v1'.")
-    timeout_seconds: float = Field(default=300.0, description="Timeout of one model call.")
-    progress: bool = Field(default=False, description="Draw a progress line on stderr (the headless command).")
-
-    def config(self) -> StudyConfig:
-        return StudyConfig(self.extractor, self.reader, self.retrieval, self.api, self.url, self.model,
-                           self.embed_model, self.extraction_prompt, self.timeout_seconds)
-
-    @contextmanager
-    def session(self, world: World, conn: duckdb.DuckDBPyConnection) -> Iterator[Session]:
-        """A session whose model calls go through the cache stored in the same DuckDB file. New replies are
-        saved even when the step fails: they were paid for."""
-        config = self.config()
-        cache = load_call_cache(conn) if config.uses_model else {}
-        session = open_session(world, config, cache, Progress(enabled=self.progress))
-        try:
-            yield session
-        finally:
-            save_call_cache(conn, session.new_cache_entries)
+    def path(self, world_id: str, name: str) -> Path:
+        return Path(self.output_dir) / world_id / name
 
 
-def spend_metadata(session: Session) -> dict:
-    """What a step's model calls cost: calls, cache hit rate, tokens a live system would pay and this run paid."""
-    if session.client is None:
-        return {}
-    spend = session.client.spend
-    return {"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 4),
-            "tokens_live": spend.live_input_tokens + spend.live_output_tokens,
-            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens}
+def model_resource(config: DriftlabConfig) -> ModelResource:
+    study = config.study
+    common = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
+    if study.api == "ollama":
+        return OllamaResource(url=study.url, **common)
+    if study.api == "openai":
+        # Bound, not read: the key is resolved when a run starts and never lands in the definitions.
+        key = dg.EnvVar("OPENAI_API_KEY") if os.environ.get("OPENAI_API_KEY") else None
+        return OpenAICompatibleResource(url=study.url, api_key=key, **common)
+    return ReplayResource(replay_file=study.replay_file or "", **common)
 
 
-def default_resources(database: str | None = None, world: str | None = None, output_dir: str | None = None,
-                      lock_timeout_seconds: float = 10.0, study: StudyResource | None = None) -> dict:
+def build_resources(config: DriftlabConfig, progress: Progress | None = None) -> dict:
     return {
-        "warehouse": WarehouseResource(database=str(database or database_path()),
-                                       lock_timeout_seconds=lock_timeout_seconds),
-        "world_file": WorldFileResource(path=str(world or world_path())),
-        "reports_dir": ReportsResource(output_dir=str(output_dir or default_output_dir())),
-        "study": study or StudyResource(**vars(STUDY)),
+        "warehouse": WarehouseResource(database=str(config.database), lock_timeout_seconds=config.lock_timeout),
+        "model": model_resource(config),
+        "report_files": ReportsResource(output_dir=str(config.output_dir)),
+        # A live object, not config: the headless command draws its progress line through it.
+        "progress": dg.ResourceDefinition.hardcoded_resource(progress or Progress(enabled=False)),
     }
 
 
-@dg.definitions
-def resources() -> dg.Definitions:
-    # One in-process executor: a run's steps share one process, so a run over many partitions pays
-    # Dagster's start-up once, and DuckDB sees one writer.
-    return dg.Definitions(resources=default_resources(), executor=dg.in_process_executor)
+@contextmanager
+def study_session(ctx: StudyContext, conn: duckdb.DuckDBPyConnection, model: ModelResource,
+                  progress: Progress) -> Iterator[Session]:
+    """The run's extractor and reader. Model calls go through the cache stored in the same DuckDB file;
+    new replies are saved even when the step fails: they were paid for."""
+    uses_model = ctx.settings.uses_model
+    session = open_session(ctx.world.ontology, ctx.settings, model.client() if uses_model else None,
+                           load_call_cache(conn) if uses_model else {}, progress)
+    try:
+        yield session
+    finally:
+        save_call_cache(conn, session.new_cache_entries)
+
+
+def spend_mark(session: Session) -> Spend | None:
+    """A copy of the session's spend so far, to measure one partition's share against."""
+    return replace(session.client.spend) if session.client is not None else None
+
+
+def spend_metadata(session: Session, since: Spend | None = None) -> dict:
+    """What model calls cost (since `since`, if given): calls, cache hit rate, tokens a live system would
+    pay and this run paid."""
+    if session.client is None:
+        return {}
+    spend = session.client.spend if since is None else session.client.spend.since(since)
+    return {"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 4),
+            "tokens_live": spend.live_input_tokens + spend.live_output_tokens,
+            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens}

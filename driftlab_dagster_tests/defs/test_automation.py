@@ -1,68 +1,75 @@
-"""The nightly full run: cron, job, one run request per partition, run keys stable within a night."""
+"""The nightly full run and the repair job: cron, run keys stable within a night, and, on an empty
+warehouse, every partition materialised in the order its page history needs."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import dagster as dg
+import duckdb
 
-from driftlab_dagster.defs.automation import (
-    NIGHTLY_CRON,
-    nightly_maintenance,
-    nightly_study,
-    repair_graph_job,
-    reports_follow_inputs,
-)
-from driftlab_dagster.defs.partitions import event_day_partitions, scenario_day_partitions
+from driftlab_dagster.core.reports import results_csv
+from driftlab_dagster.core.study import run_study
+from driftlab_dagster.defs import build_definitions
+from driftlab_dagster.headless import execute_job
+from driftlab_dagster_tests.conftest import config_for
 
 NIGHT = dt.datetime(2026, 12, 1, 2, tzinfo=dt.timezone.utc)
+W = "tessaly_freight"
 
 
-def _requests(schedule, when=NIGHT):  # type: ignore[no-untyped-def]
+def _requests(definitions: dg.Definitions, name: str, when: dt.datetime = NIGHT) -> list[dg.RunRequest]:
+    schedule = definitions.resolve_schedule_def(f"{W}__{name}")
     return list(schedule(dg.build_schedule_context(scheduled_execution_time=when)))
 
 
-def test_the_nightly_study_runs_at_two_and_requests_every_partition_once():
-    assert NIGHTLY_CRON == "0 2 * * *"
-    assert nightly_study.cron_schedule == "0 2 * * *" and nightly_study.execution_timezone == "UTC"
-    assert nightly_study.job_name == "study_partitions"
-    requests = _requests(nightly_study)
-    assert sorted(r.partition_key for r in requests) == sorted(scenario_day_partitions.get_partition_keys())
-    assert len({r.run_key for r in requests}) == len(requests) == 20
+def test_the_nightly_runs_start_at_two_utc_and_cover_every_partition_in_one_run_each(tmp_path):
+    definitions = build_definitions(config_for(tmp_path))
+    for name in ("nightly_study", "nightly_maintenance"):
+        schedule = definitions.resolve_schedule_def(f"{W}__{name}")
+        assert schedule.cron_schedule == "0 2 * * *" and schedule.execution_timezone == "UTC"
+        assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    [study] = _requests(definitions, "nightly_study")
+    assert study.tags["dagster/asset_partition_range_start"] == "2026-09-01|Fresh"
+    assert study.tags["dagster/asset_partition_range_end"] == "2026-09-29|PartialPages"
+    [maintenance] = _requests(definitions, "nightly_maintenance")
+    assert (maintenance.tags["dagster/asset_partition_range_start"],
+            maintenance.tags["dagster/asset_partition_range_end"]) == ("2026-09-08", "2026-09-29")
 
 
-def test_run_keys_are_stable_within_a_night_and_new_the_next_night():
-    first = {r.run_key for r in _requests(nightly_study)}
-    again = {r.run_key for r in _requests(nightly_study, NIGHT + dt.timedelta(minutes=3))}
-    tomorrow = {r.run_key for r in _requests(nightly_study, NIGHT + dt.timedelta(days=1))}
-    assert first == again
-    assert first.isdisjoint(tomorrow)
+def test_the_cron_comes_from_the_settings(tmp_path):
+    definitions = build_definitions(config_for(tmp_path).override(nightly_cron="30 3 * * 1"))
+    assert definitions.resolve_schedule_def(f"{W}__nightly_study").cron_schedule == "30 3 * * 1"
 
 
-def test_the_maintenance_comparison_runs_nightly_for_every_event_day():
-    requests = _requests(nightly_maintenance)
-    assert nightly_maintenance.job_name == "maintenance_comparison"
-    assert sorted(r.partition_key for r in requests) == sorted(event_day_partitions.get_partition_keys())
+def test_run_keys_are_stable_within_a_night_and_new_the_next_night(tmp_path):
+    definitions = build_definitions(config_for(tmp_path))
+    keys = lambda when: {r.run_key for r in _requests(definitions, "nightly_study", when)}  # noqa: E731
+    assert keys(NIGHT) == keys(NIGHT + dt.timedelta(minutes=3))
+    assert keys(NIGHT).isdisjoint(keys(NIGHT + dt.timedelta(days=1)))
 
 
-def test_a_scheduled_request_executes_as_a_real_run(tmp_path):
-    from driftlab_dagster.definitions import defs
-    from driftlab_dagster.defs.resources import default_resources
-
-    definitions = defs()
+def test_the_nightly_run_on_an_empty_warehouse_materialises_every_partition(tmp_path, world):
+    config = config_for(tmp_path)
+    definitions = build_definitions(config)
     instance = dg.DagsterInstance.ephemeral()
-    resources = default_resources(database=str(tmp_path / "n.duckdb"), output_dir=str(tmp_path))
-    dg.materialize(list(definitions.assets), selection=["world"], resources=resources, instance=instance)
-    first = _requests(nightly_study)[0]
-    job = dg.Definitions(assets=definitions.assets, asset_checks=definitions.asset_checks, jobs=definitions.jobs,
-                         resources=resources, executor=dg.in_process_executor).resolve_job_def("study_partitions")
-    # The job's first partition needs nothing but the world.
-    result = job.execute_in_process(partition_key=first.partition_key, tags=first.tags, instance=instance)
-    assert result.success
-    assert {e.check_name for e in result.get_asset_check_evaluations()} == {
-        "pages_changed_since_read", "facts_from_superseded_pages", "entity_spelling_splits"}
+    for name, job in (("nightly_study", f"{W}__study"), ("nightly_maintenance", f"{W}__maintenance")):
+        for request in _requests(definitions, name):
+            result = execute_job(definitions.resolve_job_def(job), instance, tags=request.tags)
+            assert result.success
+    ctx_keys = definitions.resolve_asset_graph().get(dg.AssetKey([W, "answers"])).partitions_def.get_partition_keys()
+    for asset in ("pages", "fact_graph", "answers"):
+        materialized = {r.partition_key for r in instance.fetch_materializations(dg.AssetKey([W, asset]), limit=100).records}
+        assert materialized == set(ctx_keys), asset
+    with duckdb.connect(str(config.database), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM maintenance_costs").fetchone()[0] == 12
+    assert (tmp_path / W / "results.csv").read_text() == results_csv(run_study(world).results)
 
 
-def test_the_repair_job_patches_by_default_and_the_reports_follow_their_inputs():
-    assert repair_graph_job.config["ops"]["fact_graph"]["config"]["repair"] == "patch"
-    assert reports_follow_inputs.default_status == dg.DefaultSensorStatus.RUNNING
+def test_the_reports_follow_their_inputs_through_a_running_automation_sensor(tmp_path):
+    definitions = build_definitions(config_for(tmp_path))
+    sensor = definitions.resolve_sensor_def(f"{W}__reports_follow_inputs")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = definitions.resolve_asset_graph()
+    conditioned = {k.path[-1] for k in graph.get_all_asset_keys() if graph.get(k).automation_condition is not None}
+    assert conditioned == {"accuracy_report", "cost_report"}

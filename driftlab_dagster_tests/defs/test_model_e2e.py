@@ -15,14 +15,14 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.core.session import StudyConfig
 from driftlab_dagster.headless import run_study_in_dagster
+from driftlab_dagster_tests.conftest import config_for
 from driftlab_dagster_tests.support.local_model import MODEL_ALIAS, EmbeddingServer, LlamaServer
 from driftlab_dagster_tests.support.ollama_adapter import OllamaAdapter
 
 pytestmark = pytest.mark.model
 
-SLICE = {"scenarios": ["Fresh"], "days": ["2026-09-01", "2026-09-08"]}
+SLICE = {"scenarios": ["Fresh"], "until": "2026-09-08"}
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +31,10 @@ def servers():
         yield llama, adapter
 
 
-def _run(tmp: Path, config: StudyConfig) -> dict:
-    run_study_in_dagster(tmp / "m.duckdb", tmp, config=config, instance=dg.DagsterInstance.ephemeral(), **SLICE)
-    with duckdb.connect(str(tmp / "m.duckdb"), read_only=True) as conn:
+def _run(tmp: Path, **study) -> dict:
+    config = config_for(tmp, **study)
+    run_study_in_dagster(config, instance=dg.DagsterInstance.ephemeral(), **SLICE)
+    with duckdb.connect(str(config.database), read_only=True) as conn:
         q = lambda sql: conn.execute(sql).fetchall()  # noqa: E731
         return {
             "answers": q("SELECT day::VARCHAR, count(*) FROM answers GROUP BY ALL ORDER BY ALL"),
@@ -49,9 +50,10 @@ def _run(tmp: Path, config: StudyConfig) -> dict:
 @pytest.mark.parametrize("api", ["openai", "ollama"])
 def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers, tmp_path, api):
     llama, adapter = servers
-    config = StudyConfig(extractor="model", reader="model", api=api, model=MODEL_ALIAS,
-                         url=llama.url if api == "openai" else adapter.url, timeout_seconds=120)
-    first = _run(tmp_path, config)
+    study = dict(extractor="model", reader="model", api=api, model=MODEL_ALIAS,
+                 url=llama.url if api == "openai" else adapter.url, timeout=120)
+    first = _run(tmp_path, **study)
+    llama.assert_alive()  # a dead server would otherwise show up as "no facts"
 
     assert first["answers"] == [("2026-09-01", 100), ("2026-09-08", 100)]
     assert len(first["extractors"]) == 1 and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:few-shot-v1:")
@@ -64,7 +66,7 @@ def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers
     if api == "ollama":
         assert "POST /api/chat" in adapter.requests
 
-    second = _run(tmp_path, config)
+    second = _run(tmp_path, **study)
     assert second["calls"] == first["calls"]  # nothing new was asked of the model
     assert second["spent"][0] == 0 and second["spent"][1] == live  # a live system would have paid again
     assert second["rows"] == first["rows"]  # and the same answers came back
@@ -72,10 +74,10 @@ def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers
 
 def test_embedding_retrieval_stores_vectors_beside_the_pages(servers, tmp_path):
     _, adapter = servers
-    config = StudyConfig(retrieval="embed", api="ollama", url=adapter.url, model=MODEL_ALIAS, embed_model="e5-small")
-    run_study_in_dagster(tmp_path / "e.duckdb", tmp_path, config=config, instance=dg.DagsterInstance.ephemeral(),
-                         **SLICE)
-    with duckdb.connect(str(tmp_path / "e.duckdb"), read_only=True) as conn:
+    config = config_for(tmp_path, retrieval="embed", api="ollama", url=adapter.url, model=MODEL_ALIAS,
+                        embed_model="e5-small")
+    run_study_in_dagster(config, instance=dg.DagsterInstance.ephemeral(), **SLICE)
+    with duckdb.connect(str(config.database), read_only=True) as conn:
         assert conn.execute("SELECT count(*), min(len(embedding)), max(len(embedding)) FROM page_embeddings").fetchone() == (80, 384, 384)
         # Embedded once per distinct page text: 40 pages on day 0, plus the 8 the rename changed, plus the
         # questions' queries.
@@ -87,9 +89,10 @@ def test_embedding_retrieval_stores_vectors_beside_the_pages(servers, tmp_path):
 
 def test_backfilling_one_scenario_with_a_new_extractor_leaves_the_other_scenarios_byte_identical(servers, tmp_path):
     llama, _ = servers
-    database = tmp_path / "b.duckdb"
+    config = config_for(tmp_path)
+    database = config.database
     instance = dg.DagsterInstance.ephemeral()
-    run_study_in_dagster(database, tmp_path, instance=instance)
+    run_study_in_dagster(config, instance=instance)
 
     def dump() -> dict[str, list[tuple]]:
         with duckdb.connect(str(database), read_only=True) as conn:
@@ -97,8 +100,9 @@ def test_backfilling_one_scenario_with_a_new_extractor_leaves_the_other_scenario
                     for s in ("Fresh", "StalePages", "StaleGraph", "PartialPages")}
 
     before = dump()
-    model_extractor = StudyConfig(extractor="model", api="openai", url=llama.url, model=MODEL_ALIAS, timeout_seconds=120)
-    run_study_in_dagster(database, tmp_path, instance=instance, config=model_extractor, scenarios=["StalePages"])
+    model_extractor = config.override(study={"extractor": "model", "api": "openai", "url": llama.url,
+                                             "model": MODEL_ALIAS, "timeout": 120})
+    run_study_in_dagster(model_extractor, instance=instance, scenarios=["StalePages"])
     after = dump()
 
     for scenario in ("Fresh", "StaleGraph", "PartialPages"):

@@ -1,7 +1,8 @@
 """The study through Dagster: real runs of the asset graph into a real DuckDB file.
 
 The acceptance test reads the published figures back from what the pipeline wrote (DuckDB rows and the
-CSV files), not from the core.
+CSV files), not from the core; the state tests compare what the Dagster instance says about each
+partition with that partition's own rows.
 """
 
 from __future__ import annotations
@@ -13,16 +14,44 @@ import duckdb
 import pytest
 
 from driftlab_dagster.core.evaluation import RESULT_COLUMNS
+from driftlab_dagster.core.reports import results_csv
+from driftlab_dagster.core.study import run_study
 from driftlab_dagster.core.warehouse import MissingUpstream
-from driftlab_dagster.definitions import defs
-from driftlab_dagster.defs.partitions import scenario_day_partitions
-from driftlab_dagster.defs.resources import default_resources
+from driftlab_dagster.defs import build_definitions, study_contexts
+from driftlab_dagster.headless import execute_job
+from driftlab_dagster_tests.conftest import config_for
 from driftlab_dagster_tests.published import check_published_figures
+
+WORLD = "tessaly_freight"
+CHECKS = {"pages_changed_since_read", "facts_from_superseded_pages", "entity_spelling_splits"}
 
 
 def _csv(path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
+
+
+def _key(name: str) -> dg.AssetKey:
+    return dg.AssetKey([WORLD, name])
+
+
+def _latest(instance: dg.DagsterInstance, name: str) -> dict[str, dg.AssetMaterialization]:
+    """Partition key -> the latest materialisation of that partition."""
+    latest: dict[str, dg.AssetMaterialization] = {}
+    for record in instance.fetch_materializations(_key(name), limit=1000).records:  # newest first
+        latest.setdefault(record.partition_key, record.asset_materialization)
+    return latest
+
+
+def _check_evaluations(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+    """(check name, partition) -> its latest evaluation in these runs."""
+    found = {}
+    for run_id in run_ids:
+        for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+            evaluation = entry.asset_check_evaluation
+            if evaluation is not None and evaluation.asset_key == _key("fact_graph"):
+                found[(evaluation.check_name, evaluation.partition)] = evaluation
+    return found
 
 
 def test_the_pipeline_reproduces_the_posts_deterministic_column(dagster_study):
@@ -38,6 +67,10 @@ def test_the_pipeline_reproduces_the_posts_deterministic_column(dagster_study):
     check_published_figures(results, costs)
 
 
+def test_the_pipelines_results_equal_the_in_memory_oracle_byte_for_byte(dagster_study, world):
+    assert (dagster_study.out / "results.csv").read_text(encoding="utf-8") == results_csv(run_study(world).results)
+
+
 def test_results_csv_has_the_posts_columns_in_the_posts_order(dagster_study):
     header = (dagster_study.out / "results.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header.split(",")[:10] == RESULT_COLUMNS
@@ -49,7 +82,7 @@ def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_s
     with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
         per_partition = conn.execute("SELECT scenario, day, count(*) FROM answers GROUP BY ALL").fetchall()
         assert len(per_partition) == 20 and {n for _, _, n in per_partition} == {100}
-        assert conn.execute("SELECT count(DISTINCT (scenario, day)) FROM pages").fetchone()[0] == 20
+        assert conn.execute("SELECT DISTINCT world FROM answers").fetchall() == [(WORLD,)]
         # The stale graph still believes the old price on the last day, with the page version it read.
         rows = conn.execute("""SELECT object, source_doc, source_version FROM facts WHERE scenario = 'StaleGraph'
                                AND day = '2026-09-29' AND entity = 'Pro' AND predicate = 'price' ORDER BY ALL""").fetchall()
@@ -63,43 +96,84 @@ def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_s
             ("Tessaly Track",)]
 
 
-def test_every_partition_materialisation_is_recorded(dagster_study):
+def test_every_partitions_materialisation_carries_its_own_numbers(dagster_study):
     instance = dagster_study.instance
-    for key in ("pages", "fact_graph", "extraction_log", "answers"):
-        records = instance.fetch_materializations(dg.AssetKey(key), limit=100).records
-        assert {r.partition_key for r in records} == set(scenario_day_partitions.get_partition_keys())
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        def count(table: str, key: str) -> int:
+            day, scenario = key.split("|")
+            return conn.execute(f"SELECT count(*) FROM {table} WHERE world = ? AND scenario = ? AND day = ?",
+                                [WORLD, scenario, day]).fetchone()[0]
+
+        def read(key: str) -> int:
+            day, scenario = key.split("|")
+            found = conn.execute("SELECT docs FROM graph_maintenance WHERE world = ? AND scenario = ? AND day = ?",
+                                 [WORLD, scenario, day]).fetchone()
+            return found[0] if found else 0
+
+        for asset, table in (("pages", "pages"), ("fact_graph", "facts"), ("extraction_log", "extraction_log"),
+                             ("governed_graph", "governed_facts"), ("answers", "answers")):
+            latest = _latest(instance, asset)
+            assert len(latest) == 20, asset
+            for key, materialization in latest.items():
+                assert materialization.metadata["dagster/row_count"].value == count(table, key), (asset, key)
+        graph = _latest(instance, "fact_graph")
+        assert {k: m.metadata["pages_read"].value for k, m in graph.items()} == {k: read(k) for k in graph}
+    # Not one number for all: day 0 read every page, the unmaintained graph read none afterwards.
+    assert graph["2026-09-01|Fresh"].metadata["pages_read"].value == 40
+    assert graph["2026-09-29|StaleGraph"].metadata["maintenance"].value == "none"
+
+
+def test_every_partition_has_its_three_checks_evaluated_from_its_own_rows(dagster_study):
+    evaluations = _check_evaluations(dagster_study.instance, dagster_study.run_ids)
+    partitions = set(_latest(dagster_study.instance, "fact_graph"))
+    assert set(evaluations) == {(c, p) for c in CHECKS for p in partitions}
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        for partition in partitions:
+            day, scenario = partition.split("|")
+            ahead = conn.execute("SELECT count(*) FROM pages_ahead_of_graph WHERE world = ? AND scenario = ? AND day = ?",
+                                 [WORLD, scenario, day]).fetchone()[0]
+            evaluation = evaluations[("pages_changed_since_read", partition)]
+            assert evaluation.metadata["count"].value == ahead
+            assert evaluation.passed == (ahead == 0)
+            assert evaluation.severity == dg.AssetCheckSeverity.WARN
+    behind = [evaluations[("pages_changed_since_read", f"{d}|StaleGraph")].metadata["count"].value
+              for d in ("2026-09-01", "2026-09-08", "2026-09-15", "2026-09-22", "2026-09-29")]
+    assert behind == [0, 8, 12, 14, 21]
 
 
 def _table_dump(database) -> dict[str, list[tuple]]:
     with duckdb.connect(str(database), read_only=True) as conn:
-        tables = ["pages", "entities", "aliases", "facts", "extraction_log", "answers"]
+        tables = ["pages", "entities", "aliases", "facts", "extraction_log", "governed_facts", "answers"]
         dump = {t: conn.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
         dump["graph_maintenance"] = conn.execute(
             "SELECT * EXCLUDE (ms) FROM graph_maintenance ORDER BY ALL").fetchall()
     return dump
 
 
-def test_rematerialising_a_partition_gives_identical_rows_and_touches_nothing_else(dagster_study, tmp_path):
+def test_a_one_partition_run_gives_the_same_rows_and_numbers_as_the_ranged_run(dagster_study):
+    """The UI's route (one partition per run) and `make run`'s (one run over many) tell the same truth."""
     before = _table_dump(dagster_study.database)
-    key = dg.MultiPartitionKey({"scenario": "PartialPages", "day": "2026-09-22"})
-    result = dg.materialize(
-        list(defs().assets), selection=["pages", "extraction_log", "fact_graph", "governed_graph", "answers"], partition_key=key,
-        resources=default_resources(database=str(dagster_study.database), output_dir=str(tmp_path)),
-        instance=dg.DagsterInstance.ephemeral(),
-    )
+    ranged = _latest(dagster_study.instance, "fact_graph")["2026-09-22|PartialPages"].metadata
+    definitions = build_definitions(dagster_study.config)
+    [ctx] = study_contexts(dagster_study.config)
+    job = definitions.resolve_job_def(f"{WORLD}__study")
+    instance = dg.DagsterInstance.ephemeral()
+    result = job.execute_in_process(instance=instance, partition_key=str(ctx.partitions.key("PartialPages", "2026-09-22")),
+                                    asset_selection=[_key(n) for n in ("pages", "extraction_log", "fact_graph",
+                                                                       "governed_graph", "answers")])
     assert result.success
     assert _table_dump(dagster_study.database) == before
+    single = _latest(instance, "fact_graph")["2026-09-22|PartialPages"].metadata
+    assert {k: v.value for k, v in single.items()} == {k: v.value for k, v in ranged.items()}
 
 
 def test_a_partition_whose_inputs_are_missing_fails_clearly_and_writes_nothing(tmp_path):
-    database = tmp_path / "empty.duckdb"
-    key = dg.MultiPartitionKey({"scenario": "Fresh", "day": "2026-09-08"})
-    resources = default_resources(database=str(database), output_dir=str(tmp_path))
-    all_assets = list(defs().assets)
-    dg.materialize(all_assets, selection=["world"], resources=resources, instance=dg.DagsterInstance.ephemeral())
-    # In process, Dagster re-raises the asset's own exception.
+    config = config_for(tmp_path)
+    definitions = build_definitions(config)
+    job = definitions.resolve_job_def(f"{WORLD}__study")
+    # The headless runner hands the asset's own exception to the command, which prints its one line.
     with pytest.raises(MissingUpstream, match="no pages for Fresh on 2026-09-08: materialise that `pages` partition"):
-        dg.materialize(all_assets, selection=["answers"], partition_key=key, resources=resources,
-                       instance=dg.DagsterInstance.ephemeral())
-    with duckdb.connect(str(database), read_only=True) as conn:
+        execute_job(job, dg.DagsterInstance.ephemeral(), partition_key="2026-09-08|Fresh",
+                    asset_selection=[_key("answers")])
+    with duckdb.connect(str(config.database), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 0

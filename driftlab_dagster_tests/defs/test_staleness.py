@@ -1,69 +1,71 @@
-"""No hidden dependencies: re-materialising one scenario's day-7 pages marks exactly the partitions that
-read them as stale, and nothing else.
+"""No hidden dependencies, no false alarms: after a full run nothing is stale; re-materialising one day's
+pages marks exactly the partitions that read them; switching the extractor in the settings marks exactly
+the graph's partitions (new code version); an edited world file marks the world.
 
-Dagster 1.13 exposes stale status publicly only through GraphQL; in process we read it with dagster's own
-stale-status resolver (a test helper), the same computation the UI shows.
+Dagster 1.13 exposes stale status publicly only through GraphQL (the UI test reads it there); in process we
+read it with dagster's own stale-status resolver, the same computation the UI shows.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import dagster as dg
+import pytest
 
-from driftlab_dagster.definitions import defs
-from driftlab_dagster.defs.partitions import DAYS, SCENARIOS, scenario_day_partitions
-from driftlab_dagster.defs.resources import default_resources
-from driftlab_dagster.headless import run_study_in_dagster
-from driftlab_dagster.project import PROJECT_ROOT
+from driftlab_dagster.defs import build_definitions
+from driftlab_dagster.headless import execute_job, run_study_in_dagster
+from driftlab_dagster.project import DEFAULT_WORLD
+from driftlab_dagster_tests.conftest import config_for
 from driftlab_dagster_tests.support.stale_report import stale_partitions
 
+W = "tessaly_freight"
+DAYS = ["2026-09-01", "2026-09-08", "2026-09-15", "2026-09-22", "2026-09-29"]
 
-def _stale_partitions(instance: dg.DagsterInstance, definitions: dg.Definitions) -> set[tuple[str, str | None]]:
+
+def _stale(instance: dg.DagsterInstance, definitions: dg.Definitions) -> set[tuple[str, str | None, str]]:
     found = stale_partitions(instance, definitions)
-    return {(asset, entry.rsplit(":", 1)[0]) for asset, entries in found.items() for entry in entries}
+    return {(asset.split("/")[-1], *entry.rsplit(":", 1)) for asset, entries in found.items() for entry in entries}
 
 
-def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(tmp_path):
+@pytest.fixture
+def finished(tmp_path):
+    config = config_for(tmp_path)
     instance = dg.DagsterInstance.ephemeral()
-    run_study_in_dagster(tmp_path / "s.duckdb", tmp_path, instance=instance)
-    definitions = defs()
-    assert _stale_partitions(instance, definitions) == set()
-
-    day7 = dg.MultiPartitionKey({"scenario": "Fresh", "day": DAYS[1]})
-    dg.materialize(list(definitions.assets), selection=["pages"], partition_key=day7, instance=instance,
-                   resources=default_resources(database=str(tmp_path / "s.duckdb"), output_dir=str(tmp_path)))
-
-    later_fresh = {str(dg.MultiPartitionKey({"scenario": "Fresh", "day": d})) for d in DAYS[1:]}
-    expected = {(asset, key) for asset in ("fact_graph", "extraction_log", "governed_graph") for key in later_fresh}
-    expected.add(("answers", str(day7)))  # that day's answers read that day's pages
-    assert _stale_partitions(instance, definitions) == expected
-    # Sanity: the grid is the 4 scenarios x 5 days the world declares.
-    assert len(scenario_day_partitions.get_partition_keys()) == len(SCENARIOS) * len(DAYS)
+    run_study_in_dagster(config, instance=instance)
+    return config, instance
 
 
-def test_switching_the_extractor_marks_every_graph_partition_stale_and_nothing_else(tmp_path):
-    """The settings file names a model extractor; reloading the code location changes the graph assets'
-    code version. Nothing is re-run, so no model is needed to see it."""
-    home = tmp_path / "home"
-    home.mkdir()
-    instance = dg.DagsterInstance.local_temp(str(home))
-    run_study_in_dagster(tmp_path / "s.duckdb", tmp_path, instance=instance)
-    settings = tmp_path / "study.yaml"
-    settings.write_text("extractor: model\nmodel: qwen2.5-coder-0.5b\napi: openai\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD",)}
-    env.update(DAGSTER_HOME=str(home), DRIFTLAB_STUDY=str(settings))
-    done = subprocess.run([sys.executable, "-m", "driftlab_dagster_tests.support.stale_report"], env=env,
-                          capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=300)
-    assert done.returncode == 0, done.stderr
-    stale = json.loads(done.stdout.strip().splitlines()[-1])
-    grid = set(scenario_day_partitions.get_partition_keys())
+def test_after_a_full_run_nothing_is_stale(finished):
+    config, instance = finished
+    assert _stale(instance, build_definitions(config)) == set()
+
+
+def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(finished):
+    config, instance = finished
+    definitions = build_definitions(config)
+    execute_job(definitions.resolve_job_def(f"{W}__study"), instance, partition_key=f"{DAYS[1]}|Fresh",
+                asset_selection=[dg.AssetKey([W, "pages"])])
+    later_fresh = {f"{d}|Fresh" for d in DAYS[1:]}
+    expected = {(asset, key, "DATA") for asset in ("fact_graph", "extraction_log", "governed_graph") for key in later_fresh}
+    expected.add(("answers", f"{DAYS[1]}|Fresh", "DATA"))  # that day's answers read that day's pages
+    assert _stale(instance, definitions) == expected
+
+
+def test_switching_the_extractor_marks_every_graph_partition_stale_and_nothing_else(finished):
+    config, instance = finished
+    model = build_definitions(config.override(study={"extractor": "model", "model": "qwen2.5-coder-0.5b"}))
+    stale = _stale(instance, model)
+    grid = {f"{d}|{s}" for d in DAYS for s in ("Fresh", "StalePages", "StaleGraph", "PartialPages")}
     for asset in ("fact_graph", "extraction_log", "governed_graph"):
-        assert {e.rsplit(":", 1)[0] for e in stale[asset]} == grid
-        assert {e.rsplit(":", 1)[1] for e in stale[asset]} == {"CODE"}
-    # The comparison and the repair run the extractor too; pages and answers are one hop away (Dagster
-    # propagates staleness one step), and they go stale once the graph is rebuilt.
-    assert set(stale) == {"fact_graph", "extraction_log", "governed_graph", "maintenance_costs", "graph_repair"}
+        assert {(k, c) for a, k, c in stale if a == asset} == {(k, "CODE") for k in grid}
+    # The comparison and the repair run the extractor too; answers are one hop away (Dagster propagates
+    # staleness one step), and they go stale once the graph is rebuilt.
+    assert {a for a, _, _ in stale} == {"fact_graph", "extraction_log", "governed_graph", "maintenance_costs",
+                                        "graph_repair"}
+
+
+def test_an_edited_world_file_shows_as_a_stale_world(finished, tmp_path):
+    config, instance = finished
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(DEFAULT_WORLD.read_text().replace("pro_price: 59", "pro_price: 69"))
+    stale = _stale(instance, build_definitions(config.override(worlds=[edited])))
+    assert stale == {("world", "None", "CODE")}

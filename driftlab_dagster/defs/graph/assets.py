@@ -1,154 +1,190 @@
-from dataclasses import replace
-from itertools import groupby
-
 import dagster as dg
+import duckdb
 import pandas as pd
-from pydantic import Field, field_validator
 
-from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, full_reextract, patch_changed_pages
+# The type of AssetCheckEvaluation's public `target_materialization_data` argument; dagster 1.13 does not
+# export it at the top level.
+from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluationTargetMaterializationData
+
+from driftlab_dagster.core import drift
 from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.store import StoredPage
-from driftlab_dagster.core.study import replay_graph
-from driftlab_dagster.core.warehouse import records, replace_slices, stored_world_json, transaction
-from driftlab_dagster.core.world import World
-from driftlab_dagster.defs.partitions import page_history, scenario_and_day, scenario_day_partitions
-from driftlab_dagster.defs.resources import StudyResource, WarehouseResource, spend_metadata
-from driftlab_dagster.defs.settings import EXTRACTOR_VERSION
+from driftlab_dagster.core.study import replay_steps
+from driftlab_dagster.core.warehouse import Slice, replace_slices, stored_page_history, transaction
+from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
+
+GRAPH_TABLES = ("entities", "aliases", "facts", "extraction_log", "graph_maintenance", "governed_facts",
+                "governed_names")
+
+# The three drift checks every graph partition carries, evaluated from the rows the step just wrote.
+CHECKS = {
+    "pages_changed_since_read": "Pages whose current version is newer than the version the graph last read: "
+                                "the graph is behind them (what a patch would re-read).",
+    "facts_from_superseded_pages": "Facts read from a page version that is no longer the page's current version.",
+    "entity_spelling_splits": "Entities that differ only by spelling (\"Pro\" beside \"Pro plan\"): a patch keyed "
+                              "by one spelling misses the other.",
+}
 
 
-class GraphConfig(dg.Config):
-    repair: str = Field(
-        default="none",
-        description="'none' keeps the scenario's policy; 'patch' re-reads the pages changed since the last "
-                    "extraction on that day; 'full' rebuilds the graph from every page.",
+def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
+    world, parts = ctx.world, ctx.partitions
+    deps = [dg.AssetDep(ctx.key("pages"), partition_mapping=parts.page_history), dg.AssetDep(ctx.key("world"))]
+
+    def spec(name: str, description: str) -> dg.AssetSpec:
+        # The three tables one replay writes: same partitions, same inputs, versioned by the extractor.
+        return dg.AssetSpec(ctx.key(name), group_name="graph", partitions_def=parts.scenario_day, deps=deps,
+                            kinds={"duckdb"}, code_version=ctx.extractor_id, description=description)
+
+    @dg.multi_asset(
+        name=ctx.name("graph"),
+        specs=[
+            spec("extraction_log", "One row per page: the version the graph last read and when, and by which "
+                 "extractor. Pages whose current version is newer are what a patch re-reads (view "
+                 "`pages_ahead_of_graph`)."),
+            spec("fact_graph", "One row per fact after that day's maintenance under the scenario's policy: entity, "
+                 "predicate, object, source page and version, extracted_at, valid_from, extractor (tables `facts`, "
+                 "`entities`, `aliases`; the day's maintenance cost in `graph_maintenance`)."),
+            spec("governed_graph", "One row per governed fact: canonical entity, value, source page and version, "
+                 "authority rank, extractor, valid_from/valid_to and recorded_at/retracted_at; nothing is deleted, "
+                 "a patch retracts and supersedes (tables `governed_facts`, `governed_names`)."),
+        ],
+        check_specs=[dg.AssetCheckSpec(name, asset=ctx.key("fact_graph"), description=description,
+                                       partitions_def=parts.scenario_day) for name, description in CHECKS.items()],
+        pool="duckdb",
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        # Check results are reported per partition (below), not as the step's outputs, so the outputs must
+        # be optional; the three tables always come from one replay and are written together.
+        can_subset=True,
     )
+    def graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, model: ModelResource,
+              progress: dg.ResourceParam[Progress]):
+        """Replays each scenario's knowledge layer from its page history: initial extraction, then each
+        event's maintenance under the scenario's policy (patch the changed pages, patch from the system of
+        record, or nothing). A run over many days replays each scenario once and keeps every day asked for."""
+        tables: dict[str, list[dict]] = {t: [] for t in GRAPH_TABLES}
+        slices: list[Slice] = []
+        metadata: dict[str, dict] = {}
+        with warehouse.get_connection() as conn:
+            with study_session(ctx, conn, model, progress) as session:
+                progress.stage(f"{world.id} graph", len(context.partition_keys))
+                for scenario, days in parts.by_scenario(context.partition_keys).items():
+                    wanted = {world.checkpoint(day).step: key for day, key in days}
+                    history = stored_page_history(conn, world.id, world.version, scenario, max(wanted))
+                    pages_by_step = [[StoredPage(p["page_id"], p["title"], p["body"], p["version"], p["updated_at"])
+                                      for p in history[step]] for step in range(max(wanted) + 1)]
+                    governed = GovernedStore(world)
+                    mark = spend_mark(session)
+                    for step, store, cost in replay_steps(world, scenario, pages_by_step, session.extractor,
+                                                          governed):
+                        if step not in wanted:
+                            continue
+                        where = ctx.slice(wanted[step])
+                        slices.append(where)
+                        snapshot = store.snapshot()
+                        for table in ("entities", "aliases", "facts", "extraction_log"):
+                            tables[table] += [{**where.columns, **r} for r in snapshot[table]]
+                        governed_snapshot = governed.snapshot()
+                        for table, rows in governed_snapshot.items():
+                            tables[table] += [{**where.columns, **r} for r in rows]
+                        if cost is not None:
+                            tables["graph_maintenance"].append({**where.columns, **cost.as_row()})
+                        governed_facts = governed_snapshot["governed_facts"]
+                        metadata[wanted[step]] = {
+                            "where": where, "cost": cost, "spend": spend_metadata(session, mark),
+                            "facts": len(snapshot["facts"]), "entities": len(snapshot["entities"]),
+                            "aliases": len(snapshot["aliases"]), "pages_logged": len(snapshot["extraction_log"]),
+                            "issues": sum(bool(x["issue"]) for x in snapshot["extraction_log"]),
+                            "governed": len(governed_facts),
+                            "retracted": sum(r["retracted_at"] is not None for r in governed_facts),
+                        }
+                        mark = spend_mark(session)
+                        context.log.info(f"{where}: {len(snapshot['facts'])} facts, "
+                                         f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
+                        progress.advance()
+            with transaction(conn):
+                for table, rows in tables.items():
+                    replace_slices(conn, table, [s.key for s in slices], pd.DataFrame(rows))
+            # The checks read what was just written, as anyone querying the file would see it.
+            findings = {key: _findings(conn, m["where"], world.name_key) for key, m in metadata.items()}
 
-    @field_validator("repair")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in ("none", "patch", "full"):
-            raise ValueError("repair is 'none', 'patch' or 'full'")
-        return value
+        selected = context.selected_asset_keys
+        for key, m in metadata.items():
+            _describe_partition(context, ctx, key, m, findings[key], selected)
+        for name in ("extraction_log", "fact_graph", "governed_graph"):
+            if ctx.key(name) in selected:
+                yield dg.MaterializeResult(asset_key=ctx.key(name))
+        # One evaluation per partition and check, each naming its own partition and the materialisation it
+        # checked (just stored above): a run over many partitions reports them as a one-partition run does.
+        checks = {k.name for k in context.selected_asset_check_keys}
+        for key, found in findings.items():
+            target = _latest_materialization(context, ctx.key("fact_graph"), key)
+            for name, (rows, columns) in found.items():
+                if name not in checks:
+                    continue
+                yield dg.AssetCheckEvaluation(
+                    asset_key=ctx.key("fact_graph"), check_name=name, passed=not rows, partition=key,
+                    severity=dg.AssetCheckSeverity.WARN, target_materialization_data=target,
+                    metadata={"count": len(rows),
+                              "rows": dg.MetadataValue.md(markdown_table(rows[:50], columns) if rows else "none")},
+                )
+
+    return [graph]
 
 
-_GRAPH_DEPS = [dg.AssetDep("pages", partition_mapping=page_history), dg.AssetDep("world")]
+def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,
+                            partition: str) -> AssetCheckEvaluationTargetMaterializationData | None:
+    """Which materialisation a check evaluated, so the UI counts the check as current for that partition."""
+    found = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
+    if not found:
+        return None
+    return AssetCheckEvaluationTargetMaterializationData(
+        run_id=found[0].event_log_entry.run_id, storage_id=found[0].storage_id, timestamp=found[0].timestamp)
 
 
-def _graph_spec(name: str, description: str) -> dg.AssetSpec:
-    # The three tables one replay writes: same partitions, same inputs, versioned by the extractor.
-    return dg.AssetSpec(name, group_name="graph", partitions_def=scenario_day_partitions, deps=_GRAPH_DEPS,
-                        kinds={"duckdb"}, code_version=EXTRACTOR_VERSION, description=description)
+def _findings(conn: duckdb.DuckDBPyConnection, where: Slice, name_key) -> dict[str, tuple[list[dict], list[str]]]:  # type: ignore[no-untyped-def]
+    return {
+        "pages_changed_since_read": (drift.pages_ahead(conn, where), ["page_id", "page_version", "version_read"]),
+        "facts_from_superseded_pages": (drift.superseded_facts(conn, where),
+                                        ["entity", "predicate", "object", "source_doc", "source_version",
+                                         "page_version"]),
+        "entity_spelling_splits": (drift.spelling_splits(conn, where, name_key), ["canonical", "spellings"]),
+    }
 
 
-@dg.multi_asset(
-    specs=[
-        _graph_spec("extraction_log", "One row per page: the version the graph last read and when. Pages whose "
-                    "current version is newer are what a patch re-reads (view `pages_ahead_of_graph`)."),
-        _graph_spec("fact_graph", "One row per fact after that day's maintenance under the scenario's policy: "
-                    "entity, predicate, object, source page and version, extracted_at, valid_from (tables "
-                    "`facts`, `entities`, `aliases`; the day's maintenance cost in `graph_maintenance`)."),
-        _graph_spec("governed_graph", "One row per governed fact: canonical entity, value, source page and "
-                    "version, authority rank, extractor, valid_from/valid_to and recorded_at/retracted_at; "
-                    "nothing is deleted, a patch retracts and supersedes (tables `governed_facts`, "
-                    "`governed_names`)."),
-    ],
-    pool="duckdb",
-)
-def fact_graph(context: dg.AssetExecutionContext, config: GraphConfig, warehouse: WarehouseResource,
-               study: StudyResource):
-    """Replays the scenario's knowledge layer from its page history: initial extraction, then each event's
-    maintenance (patch the changed pages, patch from the system of record, or nothing), then the repair
-    asked for in the run config, if any."""
-    with warehouse.get_connection() as conn:
-        world = World.from_json(stored_world_json(conn))
-        with study.session(world, conn) as session:
-            session.progress.stage("fact_graph", len(context.partition_keys))
-            results, slices, tables = _replay_partitions(context, conn, world, session, config.repair)
-        with transaction(conn):
-            for table, rows in tables.items():
-                replace_slices(conn, table, slices, pd.DataFrame(rows))
-        ahead = records(conn, "SELECT scenario, day, page_id, page_version, version_read FROM pages_ahead_of_graph "
-                              "WHERE scenario = ? AND day = ? ORDER BY page_id",
-                        [slices[-1]["scenario"], slices[-1]["day"]])
-        counts = dict(conn.execute("SELECT scenario || ' ' || day, count(*) FROM pages_ahead_of_graph "
-                                   "GROUP BY ALL").fetchall())
-    for r in results:
-        r["pages_ahead"] = counts.get(f"{r['scenario']} {r['day']}", 0)
-    last = results[-1]
-    yield dg.MaterializeResult(asset_key="extraction_log", metadata={
-        "dagster/row_count": sum(r["log"] for r in results),
-        "pages_ahead_of_graph": last["pages_ahead"],
-        "ahead": dg.MetadataValue.md(markdown_table(ahead, ["scenario", "day", "page_id", "page_version", "version_read"])
+def _describe_partition(context: dg.AssetExecutionContext, ctx: StudyContext, key: str, m: dict,
+                        found: dict[str, tuple[list[dict], list[str]]], selected: set[dg.AssetKey]) -> None:
+    """Each partition's own numbers on each of the three assets' materialisations."""
+    cost = m["cost"]
+    ahead = found["pages_changed_since_read"][0]
+
+    def describe(name: str, metadata: dict) -> None:
+        if ctx.key(name) in selected:
+            context.add_asset_metadata(partition_key=key, asset_key=ctx.key(name), metadata=metadata)
+
+    describe("fact_graph", {
+        "dagster/row_count": m["facts"],
+        "entities": m["entities"],
+        "aliases": m["aliases"],
+        "maintenance": cost.approach if cost else "none",
+        "pages_read": cost.docs if cost else 0,
+        "graph_writes": cost.graph_writes if cost else 0,
+        "extractor": ctx.extractor_id,
+        "world_version": ctx.world.version,
+        "pages_with_extraction_issues": m["issues"],
+        **m["spend"],
+    })
+    describe("extraction_log", {
+        "dagster/row_count": m["pages_logged"],
+        "pages_ahead_of_graph": len(ahead),
+        "ahead": dg.MetadataValue.md(markdown_table(ahead, ["page_id", "page_version", "version_read"])
                                      if ahead else "every page is as the graph last read it"),
     })
-    yield dg.MaterializeResult(asset_key="governed_graph", metadata={
-        "dagster/row_count": len(tables["governed_facts"]),
-        "retracted": sum(r["retracted_at"] is not None for r in tables["governed_facts"]),
-        "names": len(tables["governed_names"]),
+    describe("governed_graph", {
+        "dagster/row_count": m["governed"],
+        "retracted": m["retracted"],
+        "active": m["governed"] - m["retracted"],
     })
-    yield dg.MaterializeResult(asset_key="fact_graph", metadata={
-        "dagster/row_count": sum(r["facts"] for r in results),
-        "facts": last["facts"],
-        "entities": last["entities"],
-        "aliases": last["aliases"],
-        "maintenance": last["approach"],
-        "pages_read": last["pages_read"],
-        "graph_writes": last["graph_writes"],
-        "extractor": session.extractor.id,
-        "pages_with_extraction_issues": sum(r["issues"] for r in results),
-        **spend_metadata(session),
-        "partitions": dg.MetadataValue.md(markdown_table(
-            results, ["scenario", "day", "approach", "pages_read", "graph_writes", "facts", "pages_ahead"])),
-    })
-
-
-def _replay_partitions(context: dg.AssetExecutionContext, conn, world: World, session: Session,  # type: ignore[no-untyped-def]
-                       repair: str):
-    results: list[dict] = []
-    slices: list[dict] = []
-    tables: dict[str, list[dict]] = {t: [] for t in ("entities", "aliases", "facts", "extraction_log",
-                                                      "graph_maintenance", "governed_facts", "governed_names")}
-    for key in context.partition_keys:
-        scenario, day = scenario_and_day(key)
-        step = world.checkpoint(day).step
-        governed = GovernedStore(world)
-        store, costs = replay_graph(world, scenario, _page_history(conn, scenario, step), session.extractor, governed)
-        today = next((c for c in costs if c.event == step), None)
-        samples = [today] if today else []
-        if repair != "none":
-            fix = patch_changed_pages if repair == "patch" else full_reextract
-            today = replace(fix(store, session.extractor, world.checkpoints[step].at, step, governed),
-                            approach=f"repair: {PATCH_PAGES if repair == 'patch' else FULL}")
-            samples.append(today)
-        snapshot = store.snapshot()
-        where = {"scenario": scenario, "day": day}
-        slices.append(where)
-        for table in ("entities", "aliases", "facts", "extraction_log"):
-            tables[table] += [{**where, **r} for r in snapshot[table]]
-        for table, rows in governed.snapshot().items():
-            tables[table] += [{**where, **r} for r in rows]
-        tables["graph_maintenance"] += [{**where, **sample.as_row()} for sample in samples]
-        context.log.info(f"{scenario} {day}: {len(snapshot['facts'])} facts, "
-                         f"{today.docs if today else 0} pages read by {today.approach if today else 'nobody'}")
-        results.append({"scenario": scenario, "day": day, "facts": len(snapshot["facts"]),
-                        "entities": len(snapshot["entities"]), "aliases": len(snapshot["aliases"]),
-                        "pages_read": today.docs if today else 0,
-                        "graph_writes": today.graph_writes if today else 0,
-                        "approach": today.approach if today else "none", "log": len(snapshot["extraction_log"]),
-                        "issues": sum(bool(x["issue"]) for x in snapshot["extraction_log"])})
-        session.progress.advance()
-    return results, slices, tables
-
-
-def _page_history(conn, scenario: str, step: int) -> list[list[StoredPage]]:  # type: ignore[no-untyped-def]
-    rows = records(conn, """SELECT step, page_id, title, body, version, updated_at FROM pages
-                            WHERE scenario = ? AND step <= ? ORDER BY step, page_id""", [scenario, step])
-    history = [
-        [StoredPage(r["page_id"], r["title"], r["body"], r["version"], r["updated_at"]) for r in group]
-        for _, group in groupby(rows, key=lambda r: r["step"])
-    ]
-    if len(history) != step + 1:
-        raise ValueError(f"pages of {scenario} are missing for some of steps 0..{step}: materialise them first")
-    return history

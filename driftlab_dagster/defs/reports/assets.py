@@ -1,18 +1,21 @@
 import base64
 
 import dagster as dg
+import duckdb
 
 from driftlab_dagster.core import reports
 from driftlab_dagster.core.designs import ALL_DESIGNS as DESIGNS
-from driftlab_dagster.core.warehouse import records, stored_world_json
+from driftlab_dagster.core.warehouse import records
 from driftlab_dagster.core.world import World
+from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ReportsResource, WarehouseResource
 
 
-def ordered_results(conn, world: World) -> list[dict]:  # type: ignore[no-untyped-def]
-    """Every answer, in the post's order: scenario, step, design, question."""
-    rows = records(conn, "SELECT scenario, design, step, question, drifted, outcome, hedged, answer, expected, why "
-                         "FROM answers")
+def ordered_results(conn: duckdb.DuckDBPyConnection, world: World) -> list[dict]:
+    """Every answer of this version of the world, in the post's order: scenario, step, design, question."""
+    rows = records(conn, """SELECT scenario, design, step, question, drifted, outcome, hedged, answer, expected, why,
+                                   model_flagged, hedge_phrase
+                            FROM answers WHERE world = ? AND world_version = ?""", [world.id, world.version])
     scenario_rank = {s: i for i, s in enumerate(world.scenario_names)}
     design_rank = {d.value: i for i, d in enumerate(DESIGNS)}
     question_rank = {q.id: i for i, q in enumerate(world.spec.questions)}
@@ -20,47 +23,62 @@ def ordered_results(conn, world: World) -> list[dict]:  # type: ignore[no-untype
                                        question_rank[r["question"]]))
 
 
-# Refresh once every upstream partition has settled after a change (a nightly run, a backfill).
-_FOLLOW = dg.AutomationCondition.eager()
-
-
-@dg.asset(group_name="reports", deps=["answers"], kinds={"duckdb", "csv"}, pool="duckdb", automation_condition=_FOLLOW)
-def accuracy_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                    reports_dir: ReportsResource) -> dg.MaterializeResult:
-    """The post's accuracy table: one row per (design, scenario) with all-answer and drifted accuracy, the
-    wrong answers split by hedge, abstentions and right answers hedged. Writes results.csv (every answer)
-    and accuracy.png."""
-    with warehouse.get_connection() as conn:
-        world = World.from_json(stored_world_json(conn))
-        results = ordered_results(conn, world)
-    summary = reports.summarise(results, world.scenario_names)
-    results_path = reports.write_text(reports_dir.path("results.csv"), reports.results_csv(results))
-    plot = reports.accuracy_plot(summary, world.scenario_names)
-    plot_path = reports_dir.path("accuracy.png")
-    plot_path.parent.mkdir(parents=True, exist_ok=True)
-    plot_path.write_bytes(plot)
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(summary),
-        "answers": len(results),
-        "accuracy": dg.MetadataValue.md(reports.accuracy_markdown(summary)),
-        "plot": dg.MetadataValue.md(f"![accuracy by design and scenario](data:image/png;base64,"
-                                    f"{base64.b64encode(plot).decode()})"),
-        "results_csv": dg.MetadataValue.path(str(results_path)),
-    })
-
-
-@dg.asset(group_name="reports", deps=["maintenance_costs", "graph_repair"], kinds={"duckdb", "csv"}, pool="duckdb",
-          automation_condition=_FOLLOW)
-def cost_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                reports_dir: ReportsResource) -> dg.MaterializeResult:
-    """The post's cost table: one row per (approach, event), from the per-event maintenance comparison and
-    the repair. Writes costs.csv."""
+def ordered_costs(conn: duckdb.DuckDBPyConnection, world: World) -> list[dict]:
     columns = ", ".join(reports.COST_COLUMNS + reports.COST_EXTRA_COLUMNS)
-    with warehouse.get_connection() as conn:
-        costs = records(conn, f"SELECT {columns} FROM maintenance_costs UNION ALL SELECT {columns} FROM repair_costs")
-    path = reports.write_text(reports_dir.path("costs.csv"), reports.costs_csv(costs))
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(costs),
-        "costs": dg.MetadataValue.md(reports.cost_markdown(costs)),
-        "costs_csv": dg.MetadataValue.path(str(path)),
-    })
+    return records(conn, f"""SELECT {columns} FROM maintenance_costs WHERE world = ? AND world_version = ?
+                             UNION ALL
+                             SELECT {columns} FROM repair_costs WHERE world = ? AND world_version = ?""",
+                   [world.id, world.version] * 2)
+
+
+def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
+    world = ctx.world
+    # Refresh once every upstream partition has settled after a change (a nightly run, a backfill).
+    follow = dg.AutomationCondition.eager()
+    cost_inputs = ["maintenance_costs"] + (["graph_repair"] if ctx.repair_source else [])
+
+    @dg.asset(key=ctx.key("accuracy_report"), group_name="reports", deps=[ctx.key("answers")],
+              kinds={"duckdb", "csv"}, pool="duckdb", automation_condition=follow)
+    def accuracy_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                        report_files: ReportsResource) -> dg.MaterializeResult:
+        """The post's accuracy table: one row per (design, scenario) with all-answer and drifted accuracy, the
+        wrong answers split by hedge, abstentions and right answers hedged, over the answers of the current
+        version of the world file. Writes <world id>/results.csv (every answer) and accuracy.png."""
+        with warehouse.get_connection() as conn:
+            results = ordered_results(conn, world)
+        done = {(r["scenario"], r["step"]) for r in results}
+        missing = [f"{s} {c.key}" for s in world.scenario_names for c in world.checkpoints if (s, c.step) not in done]
+        summary = reports.summarise(results, world.scenario_names)
+        results_path = reports.write_text(report_files.path(world.id, "results.csv"), reports.results_csv(results))
+        plot = reports.accuracy_plot(summary, world.scenario_names)
+        plot_path = report_files.path(world.id, "accuracy.png")
+        plot_path.write_bytes(plot)
+        return dg.MaterializeResult(metadata={
+            "dagster/row_count": len(summary),
+            "answers": len(results),
+            "world_version": world.version,
+            "partitions_missing": dg.MetadataValue.md(", ".join(missing) if missing else "none"),
+            "accuracy": dg.MetadataValue.md(reports.accuracy_markdown(summary)),
+            "plot": dg.MetadataValue.md(f"![accuracy by design and scenario](data:image/png;base64,"
+                                        f"{base64.b64encode(plot).decode()})"),
+            "results_csv": dg.MetadataValue.path(str(results_path)),
+        })
+
+    @dg.asset(key=ctx.key("cost_report"), group_name="reports", deps=[ctx.key(n) for n in cost_inputs],
+              kinds={"duckdb", "csv"}, pool="duckdb", automation_condition=follow)
+    def cost_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                    report_files: ReportsResource) -> dg.MaterializeResult:
+        """The post's cost table: one row per (approach, event), from the per-event maintenance comparison and
+        the repair, for the current version of the world file. Writes <world id>/costs.csv."""
+        with warehouse.get_connection() as conn:
+            costs = ordered_costs(conn, world)
+        path = reports.write_text(report_files.path(world.id, "costs.csv"), reports.costs_csv(costs))
+        return dg.MaterializeResult(metadata={
+            "dagster/row_count": len(costs),
+            "world_version": world.version,
+            "costs": dg.MetadataValue.md(reports.cost_markdown(costs)),
+            "costs_csv": dg.MetadataValue.path(str(path)),
+        })
+
+    return [accuracy_report, cost_report]
+

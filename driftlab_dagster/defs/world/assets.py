@@ -1,37 +1,46 @@
 import dagster as dg
 import pandas as pd
 
-from driftlab_dagster.core.warehouse import replace_slice, transaction
-from driftlab_dagster.defs.partitions import DAYS, SCENARIOS
-from driftlab_dagster.defs.resources import WarehouseResource, WorldFileResource
+from driftlab_dagster.core.warehouse import prune_world, replace_slice, transaction
+from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.resources import WarehouseResource
 
 
-@dg.asset(group_name="world", kinds={"duckdb", "yaml"}, pool="duckdb")
-def world(context: dg.AssetExecutionContext, world_file: WorldFileResource,
-          warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The validated world file, stored as one row (its canonical JSON and sha256) so that every partition
-    downstream reads the same world the partitions were defined from."""
-    loaded = world_file.load()
-    if loaded.scenario_names != SCENARIOS or loaded.day_keys != DAYS:
-        raise ValueError(
-            f"{world_file.path} defines scenarios {loaded.scenario_names} and days {loaded.day_keys}, but the "
-            f"code location was loaded with {SCENARIOS} and {DAYS}: restart it with DRIFTLAB_WORLD={world_file.path}"
+def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
+    world_def = ctx.world
+
+    # The world file's content hash is this asset's code version: edit the file, reload the code location,
+    # and the world shows "new code version"; once it is materialised again, everything downstream is stale.
+    @dg.asset(key=ctx.key("world"), group_name="world", kinds={"duckdb", "yaml"}, pool="duckdb",
+              code_version=world_def.version)
+    def world(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """One row per version of the world file: its canonical JSON, id and content hash. Materialising a
+        new version also drops this world's rows of partitions the file no longer has (a moved event day,
+        a renamed scenario); rows of the partitions it keeps stay until they are recomputed."""
+        row = pd.DataFrame([{"world": world_def.id, "world_version": world_def.version,
+                             "company": world_def.spec.company, "source": str(world_def.source),
+                             "spec_json": world_def.canonical_json}])
+        partitions = [(s, d) for s in ctx.partitions.scenarios for d in ctx.partitions.days]
+        with warehouse.get_connection() as conn, transaction(conn):
+            replace_slice(conn, "worlds", {"world": world_def.id, "world_version": world_def.version}, row)
+            pruned = prune_world(conn, world_def.id, partitions, ctx.partitions.event_days)
+        events = "\n".join(
+            ["| event | day | kind | changes |", "|---|---|---|---|"]
+            + [f"| {e.id} | {c.key} | {e.kind} | {', '.join(f'{k} = {v}' for k, v in e.set.items())} |"
+               for e, c in zip(world_def.spec.events, world_def.checkpoints[1:])]
         )
-    row = pd.DataFrame([{"world_sha256": loaded.sha256, "company": loaded.spec.company, "source": str(loaded.source),
-                         "spec_json": loaded.canonical_json}])
-    with warehouse.get_connection() as conn, transaction(conn):
-        replace_slice(conn, "world", {}, row)
-    events = "\n".join(
-        ["| event | day | kind | changes |", "|---|---|---|---|"]
-        + [f"| {e.id} | {c.key} | {e.kind} | {', '.join(f'{k} = {v}' for k, v in e.set.items())} |"
-           for e, c in zip(loaded.spec.events, loaded.checkpoints[1:])]
-    )
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": 1,
-        "company": loaded.spec.company,
-        "sha256": loaded.sha256,
-        "pages": len(loaded.spec.pages),
-        "questions": len(loaded.spec.questions),
-        "predicates": ", ".join(loaded.ontology.names),
-        "events": dg.MetadataValue.md(events),
-    })
+        return dg.MaterializeResult(metadata={
+            "dagster/row_count": 1,
+            "company": world_def.spec.company,
+            "world_id": world_def.id,
+            "version": world_def.version,
+            "source": str(world_def.source),
+            "pages": len(world_def.spec.pages),
+            "questions": len(world_def.spec.questions),
+            "scenarios": ", ".join(ctx.partitions.scenarios),
+            "predicates": ", ".join(world_def.ontology.names),
+            "rows_of_removed_partitions_dropped": pruned,
+            "events": dg.MetadataValue.md(events),
+        })
+
+    return [world]

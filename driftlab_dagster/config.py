@@ -1,0 +1,204 @@
+"""The one configuration object: which worlds, where the warehouse is, and how the knowledge layer is built.
+
+Everything that decides what a run computes lives in `DriftlabConfig`, read once from the project's
+settings file (`driftlab.yaml` at the project root, or the file `$DRIFTLAB_CONFIG` names), with
+`$DRIFTLAB_WORLD` as a shortcut for a one-world study. The code location, the headless command and the
+tests all build their Dagster definitions from such an object with the same factory
+(`driftlab_dagster.defs.build_definitions`), and the command's flags are derived from these fields, so
+there is exactly one place where a choice is spelled.
+
+This module never imports dagster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from driftlab_dagster.project import DATA_DIR, DEFAULT_WORLD, PROJECT_ROOT
+
+CONFIG_ENV = "DRIFTLAB_CONFIG"  # a settings file other than <project>/driftlab.yaml
+WORLD_ENV = "DRIFTLAB_WORLD"  # one world file instead of the settings file's list
+DEFAULT_CONFIG_FILE = PROJECT_ROOT / "driftlab.yaml"
+
+# Extraction prompt versions the model extractor knows (core/llm.py keeps the texts).
+PROMPT_VERSIONS = ("zero-shot-v1", "few-shot-v1")
+
+
+class ConfigError(ValueError):
+    """A settings file or a flag that cannot be used. The message is one line, written for the person."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StudySettings(_Frozen):
+    """How the knowledge layer is built and read. The defaults call no model."""
+
+    extractor: Literal["regex", "model"] = Field(
+        "regex", description="who writes the graph: regex (the ontology's own patterns, no model) or model")
+    reader: Literal["deterministic", "model"] = Field(
+        "deterministic", description="who answers: deterministic (no model) or model (answers from the evidence)")
+    retrieval: Literal["bm25", "embed"] = Field(
+        "bm25", description="page retrieval: bm25 (rank-bm25) or embed (the model server's embeddings)")
+    api: Literal["ollama", "openai", "replay"] = Field(
+        "ollama", description="model API: ollama (native), openai (OpenAI-compatible: LM Studio, llama-server), "
+                              "replay (recorded replies from --replay-file, no server)")
+    url: str | None = Field(
+        None, description="model server URL (ollama: $OLLAMA_HOST or http://127.0.0.1:11434; openai: "
+                          "http://127.0.0.1:1234)")
+    model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
+    embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
+    prompt: str = Field("few-shot-v1", description=f"extraction prompt version: {', '.join(PROMPT_VERSIONS)}")
+    timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
+    replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
+
+    @field_validator("prompt")
+    @classmethod
+    def _known_prompt(cls, value: str) -> str:
+        if value not in PROMPT_VERSIONS:
+            raise ValueError(f"unknown extraction prompt {value!r}: use one of {', '.join(PROMPT_VERSIONS)}")
+        return value
+
+    @property
+    def uses_model(self) -> bool:
+        return self.extractor == "model" or self.reader == "model" or self.retrieval == "embed"
+
+
+class DriftlabConfig(_Frozen):
+    """The whole choice a run is made of. Relative paths in a settings file are relative to that file."""
+
+    worlds: list[Path] = Field(default_factory=lambda: [DEFAULT_WORLD], min_length=1,
+                               description="world files to study; each is its own set of assets")
+    database: Path = Field(DATA_DIR / "driftlab.duckdb", description="the DuckDB file every world writes")
+    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv and "
+                                                   "accuracy.png")
+    lock_timeout: float = Field(10.0, ge=0, le=3600,
+                                description="seconds to wait for another process holding the DuckDB file")
+    pool_wait: float = Field(60.0, ge=0, le=86400,
+                             description="seconds a headless run waits for another live run holding the duckdb "
+                                         "pool before it stops")
+    nightly_cron: str = Field("0 2 * * *", description="when the nightly full run starts (cron, UTC)")
+    study: StudySettings = Field(default_factory=StudySettings)
+
+    @field_validator("nightly_cron")
+    @classmethod
+    def _five_fields(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError(f"{value!r} is not a five-field cron string such as '0 2 * * *'")
+        return value
+
+    # ------------------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "DriftlabConfig":
+        """The settings file (if any) plus `$DRIFTLAB_WORLD`. Reads the environment, never writes it."""
+        environ = os.environ if environ is None else environ
+        file = Path(path) if path else Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else DEFAULT_CONFIG_FILE
+        values: dict[str, Any] = {}
+        if path or environ.get(CONFIG_ENV) or file.exists():
+            values = _read_settings(file)
+        config = _validate(values, str(file) if values else "settings")
+        if environ.get(WORLD_ENV):
+            config = config.override(worlds=[Path(environ[WORLD_ENV])])
+        return config
+
+    def override(self, **changes: Any) -> "DriftlabConfig":
+        """A copy with some fields replaced (`study` as a mapping of its own fields), validated again."""
+        study = {**self.study.model_dump(), **(changes.pop("study", None) or {})}
+        return _validate({**self.model_dump(), **changes, "study": study}, "flags")
+
+
+def _read_settings(file: Path) -> dict[str, Any]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: settings file not found (set ${CONFIG_ENV} to an existing file, or unset it)") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{file}: cannot read the settings file ({type(e).__name__})") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{file}: not valid YAML{where}: {getattr(e, 'problem', None) or e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: a settings file is a mapping (worlds, database, output_dir, study, ...)")
+    base = file.resolve().parent
+    for key in ("database", "output_dir"):
+        if isinstance(data.get(key), str):
+            data[key] = base / data[key]
+    if isinstance(data.get("worlds"), list):
+        data["worlds"] = [base / w if isinstance(w, str) else w for w in data["worlds"]]
+    study = data.get("study")
+    if isinstance(study, dict) and isinstance(study.get("replay_file"), str):
+        study["replay_file"] = str(base / study["replay_file"])
+    return data
+
+
+def _validate(values: Mapping[str, Any], source: str) -> DriftlabConfig:
+    try:
+        return DriftlabConfig.model_validate(values)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        more = f" [and {len(e.errors()) - 1} more]" if len(e.errors()) > 1 else ""
+        raise ConfigError(f"{source}: {field}: {err['msg'].removeprefix('Value error, ')}{more}") from None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Command-line flags, derived from the fields above so a choice is declared once.
+
+_TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait")
+_ALIASES = {"output_dir": ["--out"]}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _add_field(group: argparse._ArgumentGroup, name: str, field: Any, dest: str) -> None:
+    annotation = field.annotation
+    kwargs: dict[str, Any] = {"dest": dest, "default": None, "help": field.description}
+    if get_origin(annotation) is Literal:
+        kwargs["choices"] = list(get_args(annotation))
+    elif annotation in (float, int):
+        kwargs["type"] = annotation
+    group.add_argument(_flag(name), *_ALIASES.get(name, []), **kwargs)
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per settings field (`--extractor`, `--model`, `--database`, ...). Unset flags keep the
+    settings file's value."""
+    files = parser.add_argument_group("where")
+    files.add_argument("--config", help=f"settings file (default: driftlab.yaml, or ${CONFIG_ENV})")
+    files.add_argument("--world", action="append", help=f"world file to study (repeatable; default: the settings "
+                                                       f"file's worlds, or ${WORLD_ENV})")
+    for name in _TOP_LEVEL_FLAGS:
+        _add_field(files, name, DriftlabConfig.model_fields[name], name)
+    study = parser.add_argument_group("knowledge layer")
+    for name, field in StudySettings.model_fields.items():
+        _add_field(study, name, field, f"study_{name}")
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> DriftlabConfig:
+    config = DriftlabConfig.load(args.config, environ)
+    changes: dict[str, Any] = {k: getattr(args, k) for k in _TOP_LEVEL_FLAGS if getattr(args, k) is not None}
+    if args.world:
+        changes["worlds"] = [Path(w) for w in args.world]
+    study = {name: getattr(args, f"study_{name}") for name in StudySettings.model_fields
+             if getattr(args, f"study_{name}") is not None}
+    return config.override(**changes, study=study) if changes or study else config
+
+
+def redact_url(url: str | None) -> str:
+    """A URL as it may be printed or stored: any user:password part replaced."""
+    if not url:
+        return ""
+    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
