@@ -8,7 +8,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 # did; the tests make their own.
 HOME_DIR := $(CURDIR)/.dagster_home
 
-.PHONY: setup run test test-fast dev bench check clean
+.PHONY: setup run test test-fast dev bench check model-server clean
 
 setup: $(STAMP)
 
@@ -52,6 +52,11 @@ test-fast: $(STAMP)
 ## dev: the Dagster UI on http://127.0.0.1:3000 with the daemon (schedules, queued backfills)
 dev: $(STAMP) $(HOME_DIR)/dagster.yaml
 	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+## model-server: the shipped 0.5B model on http://127.0.0.1:8080 (OpenAI-compatible), until Ctrl-C; then e.g.
+##   .venv/bin/driftlab run --extractor model --reader model --api openai --url http://127.0.0.1:8080 --model qwen2.5-coder-0.5b
+model-server: $(LLM_STAMP)
+	$(BIN)/python -m driftlab_dagster model-server --port 8080
 
 ## bench: the pure core against the Dagster pipeline, side by side
 bench: $(STAMP)

@@ -1,76 +1,140 @@
 """Extraction quality, measured: precision and recall of the model's triples against the templated ground
-truth (the regex extraction of the same pages), per model and prompt version, and the name variants that
-reached the store ("Pro plan" beside "Pro").
+truth (the regex extraction of the same text), over every distinct page version of each world (every
+scenario, every checkpoint), one lever at a time.
 
-    PYTHONPATH=. .venv/bin/python bench/extraction_quality.py [--prompts zero-shot-v1 few-shot-v1]
+    PYTHONPATH=. .venv/bin/python bench/extraction_quality.py [--worlds A.yaml B.yaml] [--levers ...]
 
-Starts the 0.5B model from the test support package unless --url is given. Replies are cached in
-bench/out/extraction_cache.duckdb, so a rerun only pays for new prompts.
+Levers (each row adds one thing to the row before it, except the page-level baselines):
+  page zero-shot-v1    the post's prompt, one call per page
+  page few-shot-v1     plus one worked example per predicate (the previous default)
+  sentence raw         sentence-v1: one call per sentence, examples with made-up names, schema enum, no grounding
+  sentence grounded    plus grounding: cue words, the parts written in the sentence, shapes, the wording's order
+  relation grounded    relation-v1: one call per relation the sentence speaks of, two worked examples each (the
+                       default extractor)
+
+Starts the shipped 0.5B model (llama-cpp-python's server) unless --url is given. Replies are cached in
+bench/out/extraction_cache.duckdb, so a rerun only pays for what it has not asked before.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
-from driftlab_dagster.core.extraction import RegexExtractor
-from driftlab_dagster.core.llm import EXTRACTION_PROMPTS, ModelExtractor, score_triples
+from driftlab_dagster.core.llm import ModelExtractor, score_triples
 from driftlab_dagster.core.models import CachedClient, OpenAICompatibleClient
+from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
-from driftlab_dagster.core.world import load_world
-from driftlab_dagster.project import DEFAULT_WORLD
+from driftlab_dagster.core.world import World, load_world
+from driftlab_dagster.project import DATA_DIR
+
+LEVERS = {
+    "page zero-shot-v1": ("zero-shot-v1", False),
+    "page few-shot-v1": ("few-shot-v1", False),
+    "sentence raw": ("sentence-v1", False),
+    "sentence grounded": ("sentence-v1", True),
+    "relation grounded": ("relation-v1", True),
+}
 
 
-def measure(url: str, model: str, prompts: list[str], seed_cache: str | None = None) -> None:
-    world = load_world(DEFAULT_WORLD)
-    pages = [StoredPage(p.id, p.title, p.body, 1, world.start) for p in world.pages_at("Fresh", 0)]
-    truth = {p.id: list(RegexExtractor(world.ontology).extract(p).triples) for p in pages}
+def page_versions(world: World) -> list[StoredPage]:
+    """Every distinct text any page has in any scenario on any checkpoint."""
+    seen: dict[tuple[str, str], StoredPage] = {}
+    for scenario in world.scenario_names:
+        for c in world.checkpoints:
+            for p in world.pages_at(scenario, c.step):
+                seen.setdefault((p.id, p.body), StoredPage(p.id, p.title, p.body, 1, world.start))
+    return list(seen.values())
+
+
+@dataclass
+class Row:
+    world: str
+    lever: str
+    precision: float
+    recall: float
+    extracted: int
+    expected: int
+    on_noise: int
+    issues: int
+    calls: int
+    seconds: float
+    variants: str
+
+
+def measure(world: World, lever: str, client: CachedClient) -> Row:
+    prompt, grounded = LEVERS[lever]
+    extractor = ModelExtractor(world.ontology, client, prompt, world_text=world.canonical_json)
+    if not grounded:
+        extractor.ground = False
+    pages = page_versions(world)
+    truth = {(p.id, p.body): list(world.ontology.parse(p.body)) for p in pages}
     true_names = {t.subject for ts in truth.values() for t in ts}
+    got: list[Triple] = []
+    on_noise = issues = 0
+    variants: dict[str, set[str]] = defaultdict(set)
+    calls_before, started = client.spend.calls - client.spend.hits, time.perf_counter()
+    for page in pages:
+        result = extractor.extract(page)
+        got += result.triples
+        issues += bool(result.issue)
+        on_noise += len(result.triples) if not truth[(page.id, page.body)] else 0
+        for t in result.triples:
+            for real in true_names:
+                if world.name_key(t.subject) == world.name_key(real) and t.subject != real:
+                    variants[real].add(t.subject)
+    score = score_triples(got, [t for ts in truth.values() for t in ts])
+    shown = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(variants.items())) or "none"
+    return Row(world.id, lever, score.precision, score.recall, score.extracted, score.expected, on_noise, issues,
+               client.spend.calls - client.spend.hits - calls_before, time.perf_counter() - started, shown)
+
+
+def run(url: str, model: str, worlds: list[Path], levers: list[str]) -> list[Row]:
     Path("bench/out").mkdir(parents=True, exist_ok=True)
     conn = connect("bench/out/extraction_cache.duckdb")
     ensure_schema(conn)
-    if seed_cache:
-        seed = connect(seed_cache, read_only=True)
-        save_call_cache(conn, [e for e in load_call_cache(seed).values() if e.kind == "chat"])
-        seed.close()
-    print(f"model {model}, {len(pages)} day-0 pages, {sum(map(len, truth.values()))} ground-truth triples")
-    print(f"{'prompt':<14} {'precision':>9} {'recall':>7} {'facts':>6} {'noise-page facts':>17} {'bad replies':>12}  name variants")
-    for prompt in prompts:
-        client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
-        extractor = ModelExtractor(world.ontology, client, prompt)
-        got, noise, bad = [], 0, 0
-        variants: dict[str, set[str]] = defaultdict(set)
-        for page in pages:
-            result = extractor.extract(page)
-            got += result.triples
-            bad += bool(result.issue)
-            noise += len(result.triples) if not truth[page.id] else 0
-            for t in result.triples:
-                for real in true_names:
-                    if world.name_key(t.subject) == world.name_key(real) and t.subject != real:
-                        variants[real].add(t.subject)
-        save_call_cache(conn, client.new_entries)
-        score = score_triples(got, [t for ts in truth.values() for t in ts])
-        shown = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(variants.items())) or "none"
-        print(f"{prompt:<14} {score.precision:>9.0%} {score.recall:>7.0%} {score.extracted:>6} {noise:>17} {bad:>12}  {shown}")
+    rows = []
+    for path in worlds:
+        world = load_world(path)
+        print(f"{world.id}: {len(page_versions(world))} page versions, "
+              f"{sum(len(world.ontology.parse(p.body)) for p in page_versions(world))} ground-truth triples", flush=True)
+        for lever in levers:
+            client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
+            rows.append(measure(world, lever, client))
+            save_call_cache(conn, client.new_entries)
+            r = rows[-1]
+            print(f"  {lever:<18} precision {r.precision:6.1%}  recall {r.recall:6.1%}  ({r.extracted} extracted, "
+                  f"{r.on_noise} on noise pages, {r.issues} pages with issues, {r.calls} new calls, {r.seconds:.0f}s)",
+                  flush=True)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--url", help="an OpenAI-compatible server; default: start the 0.5B model")
+    parser.add_argument("--url", help="an OpenAI-compatible server; default: start the shipped 0.5B model")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
-    parser.add_argument("--prompts", nargs="+", default=list(EXTRACTION_PROMPTS))
-    parser.add_argument("--seed-cache", help="a study DuckDB file whose model_calls to reuse (read only)")
+    parser.add_argument("--worlds", nargs="+", type=Path,
+                        default=[DATA_DIR / "worlds" / "tessaly_freight.yaml",
+                                 DATA_DIR / "worlds" / "quillfeather_health.yaml"])
+    parser.add_argument("--levers", nargs="+", default=list(LEVERS), choices=list(LEVERS))
     args = parser.parse_args()
     if args.url:
-        measure(args.url, args.model, args.prompts, args.seed_cache)
-        return
-    from driftlab_dagster_tests.support.local_model import MODEL_ALIAS, LlamaServer
+        rows = run(args.url, args.model, args.worlds, args.levers)
+    else:
+        from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 
-    with LlamaServer() as server:
-        measure(server.url, MODEL_ALIAS, args.prompts, args.seed_cache)
+        with LlamaServer() as server:
+            rows = run(server.url, MODEL_ALIAS, args.worlds, args.levers)
+    print()
+    print("| world | lever | precision | recall | triples | on noise pages | pages with issues | name variants |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r.world} | {r.lever} | {r.precision:.1%} | {r.recall:.1%} | {r.extracted}/{r.expected} | "
+              f"{r.on_noise} | {r.issues} | {r.variants} |")
 
 
 if __name__ == "__main__":

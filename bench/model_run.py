@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from driftlab_dagster_tests.support.local_model import MODEL_ALIAS, EmbeddingServer, LlamaServer
+from driftlab_dagster.model_server import MODEL_ALIAS, EmbeddingServer, LlamaServer
 from driftlab_dagster_tests.support.ollama_adapter import OllamaAdapter
 
 

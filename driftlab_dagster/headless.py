@@ -216,7 +216,7 @@ def prepare_instance(instance: dg.DagsterInstance, pool_wait: float, echo: Calla
 def total_spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, int]:
     """What the runs' model-using steps reported: per-partition figures add up; a figure reported for a
     whole run (`run_` prefix) counts once per (run, asset)."""
-    totals = {"model_calls": 0, "cache_hits": 0, "tokens_live": 0, "tokens_spent": 0}
+    totals = {"model_calls": 0, "cache_hits": 0, "tokens_live": 0, "tokens_spent": 0, "model_calls_failed": 0}
     for run_id in run_ids:
         seen: set[str] = set()
         for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
@@ -237,4 +237,5 @@ def total_spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, i
                 totals["cache_hits"] += round(calls * metadata[f"{prefix}cache_hit_rate"])
                 totals["tokens_live"] += metadata[f"{prefix}tokens_live"]
                 totals["tokens_spent"] += metadata[f"{prefix}tokens_spent"]
+                totals["model_calls_failed"] += metadata.get(f"{prefix}model_calls_failed", 0)
     return totals

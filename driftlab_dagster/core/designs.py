@@ -15,12 +15,13 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Callable, Iterable
 
 from .governed import GovernedResolver
-from .ontology import Ontology
-from .readers import DeterministicReader, Evidence, HopAnswer, Reader
+from .ontology import Ontology, Triple
+from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
 from .retrieval import Bm25Retriever
-from .store import Store
+from .store import Store, StoredPage
 
 
 class Design(str, Enum):
@@ -80,7 +81,8 @@ class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
     def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology,
-                 governed: GovernedResolver | None = None, naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None):
+                 governed: GovernedResolver | None = None, naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+                 read_page: Callable[[StoredPage], Iterable[Triple]] | None = None):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")
         self.governed = governed
@@ -91,13 +93,14 @@ class Agent:
         self.ontology = ontology
         self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
         self._naming = naming or (("the ",), (" team",))  # the world's (drop_prefixes, drop_suffixes)
+        self.read_page = read_page  # the run's extractor, for code's reasons to doubt a model's answer
 
     def ask(self, question: str, entity: str, hops: tuple[str, ...]) -> Answer:
         current, hedged, flagged, phrase, why = entity, False, False, False, []
         for i, predicate in enumerate(hops):
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
             hop = (self.governed_hop(current, predicate) if self.governed is not None else
-                   self.reader.read(current, predicate, self.gather(query, current, predicate), self.design.versioned))
+                   self.read_hop(current, predicate, self.gather(query, current, predicate)))
             hedged, flagged, phrase = hedged or hop.hedged, flagged or hop.flagged, phrase or hop.phrase
             if hop.why:
                 why.append(hop.why)
@@ -105,6 +108,16 @@ class Agent:
                 return Answer(None, hedged, "; ".join(why), flagged, phrase)
             current = clean(hop.value, *self._naming)
         return Answer(current, hedged, "; ".join(why), flagged, phrase)
+
+    def read_hop(self, entity: str, predicate: str, evidence: list[Evidence]) -> HopAnswer:
+        """The reader's answer. For the versioned design, a reader that takes them also gets code's reasons to
+        doubt (sources that disagree, no graph fact, a page changed after extraction), read from the same
+        evidence with the run's own extractor: the model answers, code says whether to trust it."""
+        signals = None
+        if self.design.versioned and getattr(self.reader, "takes_signals", False):
+            names, candidates = claims(entity, predicate, evidence, self.ontology, self.read_page)
+            signals = doubts(names, candidates, evidence)
+        return self.reader.read(entity, predicate, evidence, self.design.versioned, signals)
 
     def governed_hop(self, entity: str, predicate: str) -> HopAnswer:
         """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
@@ -131,7 +144,7 @@ class Agent:
         if self.design.uses_pages:
             for page in self.retriever.top(query, TOP_K):
                 evidence.append(Evidence(f"{page.title}\n{page.body}", f"{page.id}@v{page.version}",
-                                         page.updated_at, False, None, page.id in self._ahead))
+                                         page.updated_at, False, None, page.id in self._ahead, page))
         return evidence
 
     def graph_evidence(self, entity: str, predicate: str) -> list[Evidence]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .designs import DESIGNS, Agent, Design
+from .extraction import Extractor
 from .governed import GovernedResolver, GovernedStore
 from .readers import Reader
 from .retrieval import Bm25Retriever
@@ -29,20 +30,23 @@ def matches(answer: str | None, expected: str) -> bool:
 
 def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,
              designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None,
-             governed: GovernedStore | None = None) -> list[dict]:
-    """One row per (design, question): the answer, whether it is right, hedged, and why.
+             governed: GovernedStore | None = None, extractor: Extractor | None = None) -> list[dict]:
+    """One row per (design, question): the answer, whether it is right, hedged, and why. Pages the
+    Governed graph has not read yet are read at question time by `extractor` (the run's own).
 
     A row is "drifted" when the event that flips its answer (or the name in it) has already happened.
     """
     retriever = retriever or Bm25Retriever(store.sorted_pages())
-    resolver = GovernedResolver(governed, store.sorted_pages()) if governed is not None else None
+    read = (lambda page: extractor.extract(page).triples) if extractor is not None else None
+    resolver = GovernedResolver(governed, store.sorted_pages(), read) if governed is not None else None
     rows = []
     for design in designs:
         if design is Design.GOVERNED and resolver is None:
             continue
         agent = Agent(store, retriever, reader, design, world.ontology,
                       resolver if design is Design.GOVERNED else None,
-                      naming=(tuple(world.spec.naming.drop_prefixes), tuple(world.spec.naming.drop_suffixes)))
+                      naming=(tuple(world.spec.naming.drop_prefixes), tuple(world.spec.naming.drop_suffixes)),
+                      read_page=read)
         for q in world.questions_at(step):
             answer = agent.ask(q.text, q.entity, q.hops)
             outcome = "abstain" if answer.value is None else "correct" if matches(answer.value, q.expected) else "wrong"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .ontology import Triple
 from .store import StoredPage
@@ -221,19 +221,25 @@ class GovernedStore:
 
 
 class GovernedResolver:
-    """Answers (name, predicate) from a governed store and the pages as they are now."""
+    """Answers (name, predicate) from a governed store and the pages as they are now.
 
-    def __init__(self, store: GovernedStore, pages: list[StoredPage]):
+    `read` is how a page newer than the graph is read at question time: the run's own extractor (the regex
+    one, or the model through the same call cache), so a model run's Governed column is the model's too.
+    """
+
+    def __init__(self, store: GovernedStore, pages: list[StoredPage],
+                 read: Callable[[StoredPage], Iterable[Triple]] | None = None):
         self.store = store
         self.world = store.world
         ontology = self.world.ontology
+        read = read or (lambda page: ontology.parse(page.body))
         self._renames = ontology.rename_predicates()
         # Pages whose current version the graph has not read: their current text is checked fact by fact.
         self.ahead: dict[str, tuple[StoredPage, tuple[Triple, ...]]] = {}
         for page in pages:
             seen = store.extractions.get(page.id)
             if seen is None or seen[0] < page.version:
-                self.ahead[page.id] = (page, ontology.parse(page.body))
+                self.ahead[page.id] = (page, tuple(read(page)))
         # Renames stated by pages the graph has not read yet, so a new name still finds its entity.
         self._late_aliases: dict[str, str] = {}
         for _, triples in self.ahead.values():

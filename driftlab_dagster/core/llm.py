@@ -10,14 +10,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from driftlab_dagster.config import PROMPT_VERSIONS
 
 from .extraction import Extraction, extraction_prompt
+from .grounding import MadeUpNames, ground, likeliest_relations
 from .models import CachedClient, ModelCallFailed
-from .ontology import Ontology, Triple
+from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple, split_sentences
 from .readers import Evidence, HopAnswer
+from .replies import (
+    parse_answer,
+    parse_facts,
+    parse_relation,
+    validate_answer_reply,
+    validate_facts_reply,
+    validate_relation_reply,
+)
 from .store import StoredPage
 
 # ---------------------------------------------------------------------------------------------------------
@@ -38,12 +47,12 @@ def _example_value(pattern: str | None, avoid: str = "") -> str:
     return "Example"
 
 
-def extraction_schema(ontology: Ontology) -> dict:
+def extraction_schema(ontology: Ontology, max_facts: int | None = None) -> dict:
     triple = {"type": "object", "additionalProperties": False, "required": ["subject", "predicate", "object"],
               "properties": {"subject": {"type": "string"}, "predicate": {"type": "string", "enum": ontology.names},
                              "object": {"type": "string"}}}
-    return {"type": "object", "additionalProperties": False, "required": ["facts"],
-            "properties": {"facts": {"type": "array", "items": triple}}}
+    facts: dict = {"type": "array", "items": triple, **({"maxItems": max_facts} if max_facts else {})}
+    return {"type": "object", "additionalProperties": False, "required": ["facts"], "properties": {"facts": facts}}
 
 
 def few_shot_prompt(ontology: Ontology) -> str:
@@ -66,66 +75,197 @@ def prompt_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def parse_facts(content: str, ontology: Ontology) -> tuple[list[Triple], str]:
-    """Triples from a model reply, and a reason when something was dropped ("" when all was well)."""
-    try:
-        data = json.loads(_outermost_object(content))
-    except json.JSONDecodeError:
-        return [], "reply is not JSON"
-    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
-        return [], "reply has no facts list"
-    triples, dropped = [], []
-    for item in data["facts"]:
-        if not isinstance(item, dict):
-            dropped.append("a fact that is not an object")
-            continue
-        s, p, o = (str(item.get(k, "")).strip() for k in ("subject", "predicate", "object"))
-        if not (s and p and o):
-            dropped.append("a fact with an empty field")
-        elif p not in ontology:
-            dropped.append(f"unknown predicate {p!r}")
-        else:
-            triples.append(Triple(s, p, o))
-    return triples, "; ".join(dict.fromkeys(dropped))
+def sentence_prompt(ontology: Ontology, world_text: str) -> str:
+    """One sentence in, the facts it states out. Each relation is shown in its own wording with made-up
+    values that the world never mentions (so no example states a false fact about a real name), followed
+    by sentences that look like facts and are not."""
+    names = MadeUpNames(world_text)
+    lines = [
+        "You read ONE sentence from a company wiki and list the facts it states, as JSON:",
+        '{"facts": [{"subject": "", "predicate": "", "object": ""}]}',
+        "Relations:",
+        *(f"- {p.name}: {p.meaning}" for p in ontology.predicates),
+        "Copy the subject and the object from the sentence, word for word, and nothing else.",
+        'A sentence that states none of these relations gives {"facts": []}.',
+        "",
+        "Examples (made-up names):",
+    ]
+    for p in ontology.predicates:
+        subject = p.fixed_subject or names.fit(p.subject_pattern)
+        obj = names.fit(p.object_pattern)
+        lines.append(f"Sentence: {p.render(subject, obj)}")
+        lines.append("JSON: " + json.dumps({"facts": [{"subject": subject, "predicate": p.name, "object": obj}]},
+                                           ensure_ascii=False))
+    for sentence in _NOT_FACTS:
+        lines.append(f"Sentence: {sentence}")
+        lines.append('JSON: {"facts": []}')
+    return "\n".join(lines)
 
 
-def _outermost_object(text: str) -> str:
-    # Small models wrap JSON in code fences or add a sentence: keep the outermost object.
-    start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if 0 <= start < end else text
+def relation_schema(predicate: Predicate) -> dict:
+    parts = ["states", "object"] if predicate.fixed_subject else ["states", "subject", "object"]
+    props: dict = {"states": {"type": "boolean"}, "subject": {"type": "string"}, "object": {"type": "string"}}
+    return {"type": "object", "additionalProperties": False, "required": parts,
+            "properties": {k: v for k, v in props.items() if k in parts}}
 
 
-def extraction_prompt_text(ontology: Ontology, prompt_version: str) -> str:
-    return extraction_prompt(ontology) if prompt_version == "zero-shot-v1" else few_shot_prompt(ontology)
+def relation_prompts(ontology: Ontology, world_text: str) -> dict[str, str]:
+    """One prompt per relation: what it means, two worked examples in its own wording with made-up values
+    the world never mentions, one sentence of another relation and one of no relation. Asked about one
+    relation at a time, a small model copies the parts in the right roles."""
+    prompts = {}
+    for i, p in enumerate(ontology.predicates):
+        names = MadeUpNames(world_text)
+        other = ontology.predicates[(i + 1) % len(ontology.predicates)]
+        fields = '"states": true, "object": ""' if p.fixed_subject else '"states": true, "subject": "", "object": ""'
+        lines = [
+            "You check whether ONE sentence from a company wiki states this relation, and copy its parts.",
+            f"Relation {p.name}: {p.meaning}.",
+            f"Reply with JSON only: {{{fields}}}; states is false when the sentence does not state it.",
+            "Copy the parts from the sentence, word for word, and nothing else.",
+            "",
+            "Examples (made-up names):",
+        ]
+        for example in range(2):
+            subject = p.fixed_subject or names.fit(p.subject_pattern, compound=example == 1)
+            obj = names.fit(p.object_pattern, compound=example == 1)
+            lines.append(f"Sentence: {p.render(subject, obj)}")
+            lines.append("JSON: " + json.dumps({"states": True, **({} if p.fixed_subject else {"subject": subject}),
+                                                "object": obj}, ensure_ascii=False))
+        if other is not p:
+            decoy = other.render(other.fixed_subject or names.fit(other.subject_pattern), names.fit(other.object_pattern))
+            lines.append(f"Sentence: {decoy}")
+            lines.append("JSON: " + json.dumps({"states": False, **({} if p.fixed_subject else {"subject": ""}),
+                                                "object": ""}))
+        lines.append(f"Sentence: {_NOT_FACTS[i % len(_NOT_FACTS)]}")
+        lines.append("JSON: " + json.dumps({"states": False, **({} if p.fixed_subject else {"subject": ""}),
+                                            "object": ""}))
+        prompts[p.name] = "\n".join(lines)
+    return prompts
 
 
-def model_extractor_id(model: str, prompt_version: str, ontology: Ontology) -> str:
-    """kind:model:prompt version:prompt hash. The hash changes whenever the ontology changes the prompt."""
-    return f"model:{model}:{prompt_version}:{prompt_hash(extraction_prompt_text(ontology, prompt_version))}"
+# Sentences with numbers, names and durations that state none of a world's relations.
+_NOT_FACTS = ["The office has a rooftop garden and lunch is served at noon.",
+              "Write the incident summary within three working days.",
+              "Quarterly billing gets one month free."]
 
 
-def model_reader_id(model: str) -> str:
-    return f"model:{model}:reader-v1:{prompt_hash(NAIVE_PROMPT + VERSIONED_PROMPT)}"
+def extraction_prompt_text(ontology: Ontology, prompt_version: str, world_text: str = "") -> str:
+    """The prompt (for relation-v1, every relation's prompt in order): what the extractor id hashes."""
+    if prompt_version == "zero-shot-v1":
+        return extraction_prompt(ontology)
+    if prompt_version == "few-shot-v1":
+        return few_shot_prompt(ontology)
+    if prompt_version == "relation-v1":
+        return "\n\n".join(relation_prompts(ontology, world_text).values())
+    return sentence_prompt(ontology, world_text)
+
+
+def model_extractor_id(model: str, prompt_version: str, ontology: Ontology, world_text: str = "") -> str:
+    """kind:model:prompt version:prompt hash. The hash changes whenever the ontology (or, for examples made
+    up to avoid the world's names, the world) changes the prompt."""
+    text = extraction_prompt_text(ontology, prompt_version, world_text)
+    return f"model:{model}:{prompt_version}:{prompt_hash(text)}"
+
+
+READER_PROMPTS = ("reader-v2", "reader-v1")
+
+
+def model_reader_id(model: str, version: str = "reader-v2") -> str:
+    return f"model:{model}:{version}:{prompt_hash(NAIVE_PROMPT + VERSIONED_PROMPT)}"
+
+
+@dataclass
+class _Tally:
+    """What one page's extraction found and cost, across its calls."""
+
+    triples: list[Triple] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = True
 
 
 class ModelExtractor:
-    """Reads a page with a local model; tokens come from the server's usage fields."""
+    """Reads a page with a local model; tokens come from the server's usage fields.
+
+    `sentence-v1` asks about one sentence at a time, with a schema whose enum is the ontology's predicates,
+    and keeps a triple only when the sentence states its subject and object (trimmed to the predicate's
+    shapes): sentences repeat across pages and days, so each distinct sentence is asked once, ever. The
+    page-level prompts (`zero-shot-v1`, `few-shot-v1`) send the whole page and keep what comes back.
+    """
 
     kind = "model"
+    MAX_FACT_TOKENS = 200  # a sentence states a handful of facts; a reply never needs more
+    MAX_RELATION_TOKENS = 80  # one relation's two parts
+    ground = True  # keep only what the sentence states (the extraction bench turns it off to measure it)
 
-    def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = "few-shot-v1",
-                 extractor_id: str | None = None):
+    def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = "relation-v1",
+                 extractor_id: str | None = None, world_text: str = ""):
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of {EXTRACTION_PROMPTS}")
         self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
-        self.prompt = extraction_prompt_text(ontology, prompt_version)
-        self.schema = extraction_schema(ontology)
+        self.prompt = extraction_prompt_text(ontology, prompt_version, world_text)
+        self.schema = extraction_schema(ontology, max_facts=4 if prompt_version == "sentence-v1" else None)
+        self.relations = (relation_prompts(ontology, world_text) if prompt_version == "relation-v1" else {})
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
-        self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology)
+        self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
 
     def extract(self, page: StoredPage) -> Extraction:
+        if self.prompt_version not in ("sentence-v1", "relation-v1"):
+            return self._extract_page(page)
+        tally = _Tally()
+        for sentence in split_sentences(page.body):
+            if len(sentence) > MAX_SENTENCE_CHARS:
+                continue  # no fact sentence is this long (the ontology never matches one either)
+            found = (self._sentence(sentence, tally) if self.prompt_version == "sentence-v1"
+                     else self._relations(sentence, tally))
+            for t in found:
+                kept = ground(t, self.ontology[t.predicate], sentence) if self.ground else t
+                if kept is not None and kept not in tally.triples:
+                    tally.triples.append(kept)
+        return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
+                          issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
+
+    def _ask(self, system: str, sentence: str, schema: dict, tokens: int, validate, tally: "_Tally"):  # type: ignore[no-untyped-def]
         try:
-            reply = self.client.chat_json(self.prompt, page.body, self.schema)
+            reply = self.client.chat_json(system, sentence, schema, tokens, validate=validate)
+        except ModelCallFailed as e:
+            tally.issues.append(f"model call failed: {e}")
+            return None
+        tally.tokens_in += reply.input_tokens
+        tally.tokens_out += reply.output_tokens
+        tally.cached = tally.cached and reply.cached
+        return reply
+
+    def _sentence(self, sentence: str, tally: "_Tally") -> list[Triple]:
+        reply = self._ask(self.prompt, sentence, self.schema, self.MAX_FACT_TOKENS, validate_facts_reply, tally)
+        if reply is None:
+            return []
+        found, issue = parse_facts(reply.content, self.ontology)
+        if issue:
+            tally.issues.append(issue)
+        return found
+
+    def _relations(self, sentence: str, tally: "_Tally") -> list[Triple]:
+        """One call per relation whose cue words the sentence uses most: a sentence that speaks of no
+        relation is not asked about any, and one that speaks of prices is not asked about uptime."""
+        found = []
+        for p in likeliest_relations(sentence, self.ontology.predicates):
+            reply = self._ask(self.relations[p.name], sentence, relation_schema(p), self.MAX_RELATION_TOKENS,
+                              validate_relation_reply, tally)
+            if reply is None:
+                continue
+            states, subject, obj, issue = parse_relation(reply.content)
+            if issue:
+                tally.issues.append(issue)
+            elif states and obj and (subject or p.fixed_subject):
+                found.append(Triple(subject or p.fixed_subject or "", p.name, obj))
+        return found
+
+    def _extract_page(self, page: StoredPage) -> Extraction:
+        try:
+            reply = self.client.chat_json(self.prompt, page.body, self.schema, validate=validate_facts_reply)
         except ModelCallFailed as e:
             return Extraction((), 0, 0, estimated=False, issue=f"model call failed: {e}")
         triples, issue = parse_facts(reply.content, self.ontology)
@@ -168,34 +308,49 @@ def evidence_block(evidence: list[Evidence], versioned: bool) -> str:
 
 
 class ModelReader:
-    """Asks a local model for one hop's answer as JSON. Staleness is recorded two ways, separately: the
-    model's own possibly_stale flag, and hedge phrases in its answer text."""
+    """Asks a local model for one hop's answer as JSON. Staleness is recorded apart three ways: the model's
+    own possibly_stale flag, hedge phrases in its answer text, and (reader-v2) code's reasons to doubt.
 
-    def __init__(self, ontology: Ontology, client: CachedClient, reader_id: str | None = None):
-        self.ontology, self.client = ontology, client
-        self.id = reader_id or model_reader_id(client.model)
+    reader-v1 is the post's reader. reader-v2 caps the reply at ANSWER_TOKENS (an answer is a few words)
+    and takes code's signals for the versioned design: they are shown to the model as one more line of
+    evidence, and they hedge the answer whatever the model says, because a 0.5B model never hedges itself.
+    """
 
-    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool) -> HopAnswer:
+    ANSWER_TOKENS = 48
+
+    def __init__(self, ontology: Ontology, client: CachedClient, reader_id: str | None = None,
+                 version: str = "reader-v2"):
+        if version not in READER_PROMPTS:
+            raise ValueError(f"unknown reader prompt {version!r}: use one of {READER_PROMPTS}")
+        self.ontology, self.client, self.version = ontology, client, version
+        self.takes_signals = version != "reader-v1"
+        self.id = reader_id or model_reader_id(client.model, version)
+
+    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
+             signals: list[str] | None = None) -> HopAnswer:
         if not evidence:
             # Given nothing, small models invent numbers; "not in the graph" is an answer in itself.
             return HopAnswer(None, False, "no evidence")
-        user = f"Evidence:\n{evidence_block(evidence, versioned)}\n\nQuestion: {self.ontology[predicate].sub_question(entity)}"
+        signals = signals if self.takes_signals else None
+        checks = f"\nChecks by code: {'; '.join(signals)}." if signals else ""
+        user = (f"Evidence:\n{evidence_block(evidence, versioned)}{checks}\n\n"
+                f"Question: {self.ontology[predicate].sub_question(entity)}")
         try:
-            reply = self.client.chat_json(VERSIONED_PROMPT if versioned else NAIVE_PROMPT, user, _ANSWER_SCHEMA)
+            reply = self.client.chat_json(VERSIONED_PROMPT if versioned else NAIVE_PROMPT, user, _ANSWER_SCHEMA,
+                                          self.ANSWER_TOKENS if self.takes_signals else None,
+                                          validate=validate_answer_reply)
         except ModelCallFailed as e:
             return HopAnswer(None, False, f"model call failed: {e}")
-        try:
-            data = json.loads(_outermost_object(reply.content))
-            answer = str(data.get("answer", "")).strip() if isinstance(data, dict) else ""
-            flagged = isinstance(data, dict) and data.get("possibly_stale") is True
-            if not isinstance(data, dict) or "answer" not in data:
-                return HopAnswer(None, False, "reply has no answer field")
-        except json.JSONDecodeError:
-            return HopAnswer(None, False, "reply is not JSON")
+        answer, flagged, problem = parse_answer(reply.content)
+        if answer is None:
+            return HopAnswer(None, False, problem)
         phrase = bool(_HEDGE_PHRASES.search(answer))
+        doubt = bool(signals)
+        why = "; ".join(([f"code: {', '.join(signals)}"] if signals else []) + (["model flagged"] if flagged else []))
         if not answer or "unknown" in answer.lower():
-            return HopAnswer(None, flagged or phrase, "model said unknown", flagged=flagged, phrase=phrase)
-        return HopAnswer(answer, flagged or phrase, "model flagged" if flagged else "", flagged=flagged, phrase=phrase)
+            return HopAnswer(None, flagged or phrase or doubt, "; ".join(filter(None, ["model said unknown", why])),
+                             flagged=flagged, phrase=phrase)
+        return HopAnswer(answer, flagged or phrase or doubt, why, flagged=flagged, phrase=phrase)
 
 
 @dataclass(frozen=True)

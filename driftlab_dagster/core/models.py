@@ -2,24 +2,39 @@
 
 Two real clients, each through its ecosystem's own library: Ollama's native API through the official
 `ollama` client, and the OpenAI-compatible API (LM Studio, llama.cpp's llama-server, vLLM,
-llama-cpp-python's server) through the `openai` client. `ReplayClient` answers from a table, for unit
-tests of parsing. `CachedClient` puts a content-addressed cache in front of any of them.
+llama-cpp-python's server) through the `openai` client. `ReplayClient` answers from a table or from
+recorded replies. `CachedClient` puts a content-addressed cache in front of any of them.
 
-Every call is explicit about timeout, seed and temperature 0. A server that is down raises
-`ModelServerDown` (one line, naming the URL and how to start a server); anything that goes wrong with a
-single call raises `ModelCallFailed`, which callers record as an outcome instead of crashing.
+Every call is explicit about timeout, seed and temperature 0. Faults are outcomes, never poison:
+
+- a server that is down when the run starts raises `ModelServerDown` (one line: the URL, how to start one);
+- a dropped connection, a timeout, HTTP 429 or 5xx is retried with backoff; if it keeps failing, or a
+  reply cannot be read (HTML, no choices, content that is not text), the call raises `ModelCallFailed`,
+  which callers record as an outcome;
+- `CachedClient` checks each reply (size cap, then the caller's validator) before caching it, so garbage is
+  never replayed, and stops the run with `ModelServerDown` after a streak of failed calls;
+- credentials come from the environment (`OPENAI_API_KEY`, `OLLAMA_API_KEY`) and URLs are printed with any
+  password removed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 SEED = 7
+ATTEMPTS = 3  # one call plus two retries, for faults that may pass (a dropped connection, a 5xx, a timeout)
+BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
+MAX_REPLY_CHARS = 32_768  # a reply longer than this is not a fact list or an answer: refused, never cached
+MAX_FAILURE_STREAK = 8  # this many failed or unusable calls in a row stop the run: the server is broken
+MAX_EMBED_DIMENSIONS = 16_384
 
 
 @dataclass(frozen=True)
@@ -34,17 +49,68 @@ class ChatReply:
 
 
 class ModelServerDown(RuntimeError):
-    """No server answers at the configured URL."""
+    """No server answers at the configured URL, or it keeps failing: the run stops, in one line."""
 
 
 class ModelCallFailed(RuntimeError):
-    """One call failed (timeout, HTTP error, bad model name): a recorded outcome, not a crash."""
+    """One call failed (timeout, HTTP error, unreadable reply): a recorded outcome, not a crash."""
+
+
+class TransientCallError(ModelCallFailed):
+    """A fault that may pass on its own: worth another attempt."""
+
+
+class ReplyInvalid(ModelCallFailed):
+    """The server answered, but not with something this call can use; never cached."""
+
+
+def redact(url: str) -> str:
+    """A URL as it may be printed or stored: any user:password part replaced."""
+    return re.sub(r"(?<=://)[^/@\s]*@", "***@", url)
 
 
 def server_down_message(api: str, url: str, detail: str) -> str:
     how = ("start one with `ollama serve` (then `ollama pull MODEL`)" if api == "ollama" else
-           "start one, e.g. LM Studio's server (`lms server start`) or `llama-server -m MODEL.gguf --port 8080`")
-    return f"no {api} model server answers at {url} ({detail}): {how}, or pass --url"
+           "start one, e.g. `make model-server`, LM Studio's server (`lms server start`) or "
+           "`llama-server -m MODEL.gguf --port 8080`")
+    return f"no {api} model server answers at {redact(url)} ({detail}): {how}, or pass --url"
+
+
+def with_retries(call: Callable[[], Any], attempts: int = ATTEMPTS, backoff: float = BACKOFF_SECONDS,
+                 sleep: Callable[[float], None] = time.sleep) -> Any:
+    """Run `call`, retrying transient faults with exponential backoff; the last fault is raised as a
+    plain `ModelCallFailed` saying how many attempts were made."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except TransientCallError as e:
+            if attempt == attempts:
+                raise ModelCallFailed(f"{e} (after {attempts} attempts)") from None
+            sleep(backoff * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def _first_line(error: BaseException, limit: int = 200) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return text[:limit]
+
+
+def check_embeddings(vectors: Any, count: int) -> list[list[float]]:
+    """Embeddings as the caller needs them: `count` vectors of one length, finite numbers only."""
+    if not isinstance(vectors, list) or len(vectors) != count:
+        raise ReplyInvalid(f"expected {count} embeddings, got {type(vectors).__name__}"
+                           + (f" of {len(vectors)}" if isinstance(vectors, list) else ""))
+    out = []
+    for v in vectors:
+        if not isinstance(v, (list, tuple)) or not 0 < len(v) <= MAX_EMBED_DIMENSIONS:
+            raise ReplyInvalid("an embedding is not a list of numbers")
+        row = [float(x) for x in v if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        if len(row) != len(v) or not all(math.isfinite(x) for x in row):
+            raise ReplyInvalid("an embedding holds something other than finite numbers")
+        out.append(row)
+    if len({len(v) for v in out}) > 1:
+        raise ReplyInvalid("embeddings of different lengths")
+    return out
 
 
 class ModelClient(Protocol):
@@ -53,7 +119,7 @@ class ModelClient(Protocol):
     model: str
     embed_model: str
 
-    def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply: ...
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply: ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
@@ -63,56 +129,71 @@ class ModelClient(Protocol):
 class OllamaClient:
     """Ollama's native API (`/api/chat`, `/api/embed`, `/api/tags`) through the official client.
 
-    `url` defaults to $OLLAMA_HOST, then http://127.0.0.1:11434, as the client itself does.
+    `url` defaults to $OLLAMA_HOST, then http://127.0.0.1:11434, as the client itself does; a key (for an
+    Ollama behind an authenticating proxy, or Ollama's cloud) is sent as a bearer header.
     """
 
     api = "ollama"
 
     def __init__(self, url: str | None, model: str, embed_model: str = "nomic-embed-text", timeout: float = 300.0,
-                 num_ctx: int = 4096):
-        import os
-
+                 num_ctx: int = 4096, api_key: str | None = None):
         import ollama
 
         self.url = url or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
         self.model, self.embed_model, self.num_ctx = model, embed_model, num_ctx
-        self._client = ollama.Client(host=self.url, timeout=timeout)
-        self._errors = (ollama.ResponseError, ollama.RequestError)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._client = ollama.Client(host=self.url, timeout=timeout, headers=headers)
+        self._ollama = ollama
 
-    def _call(self, fn: Callable[[], Any]) -> Any:
+    def _once(self, fn: Callable[[], Any]) -> Any:
         import httpx
 
         try:
             return fn()
-        except ConnectionError as e:  # the client turns a refused connection into this
-            raise ModelServerDown(server_down_message(self.api, self.url, "connection refused")) from e
+        except ConnectionError as e:  # the client turns a refused or dropped connection into this
+            raise TransientCallError("connection refused or dropped") from e
         except httpx.TimeoutException as e:
-            raise ModelCallFailed(f"timed out: {e}") from e
-        except self._errors as e:
-            raise ModelCallFailed(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else e}") from e
+            raise TransientCallError(f"timed out ({_first_line(e)})") from e
+        except self._ollama.ResponseError as e:
+            status = getattr(e, "status_code", 0) or 0
+            error = TransientCallError if status >= 500 or status == 429 else ModelCallFailed
+            raise error(f"HTTP {status}: {_first_line(e)}") from e
         except httpx.HTTPError as e:
-            raise ModelCallFailed(f"{type(e).__name__}: {e}") from e
+            raise TransientCallError(f"{type(e).__name__}: {_first_line(e)}") from e
+        except Exception as e:  # a body the client could not read (HTML, truncated JSON, wrong shape)
+            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {_first_line(e)})") from e
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        return with_retries(lambda: self._once(fn))
 
     def check(self) -> None:
-        tags = self._call(self._client.list)
+        try:
+            tags = self._once(self._client.list)
+        except ModelCallFailed as e:
+            raise ModelServerDown(server_down_message(self.api, self.url, str(e))) from None
         names = {m.model for m in tags.models}
         if self.model not in names and f"{self.model}:latest" not in names:
-            raise ModelServerDown(f"the ollama server at {self.url} has no model {self.model!r} "
+            raise ModelServerDown(f"the ollama server at {redact(self.url)} has no model {self.model!r} "
                                   f"(it has: {', '.join(sorted(names)) or 'none'}): run `ollama pull {self.model}`")
 
-    def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply:
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
         started = time.perf_counter()
+        options = {"temperature": 0, "seed": SEED, "num_ctx": self.num_ctx}
+        if max_tokens:
+            options["num_predict"] = max_tokens
         reply = self._call(lambda: self._client.chat(
-            model=self.model, stream=False, format=schema or "json",
-            options={"temperature": 0, "seed": SEED, "num_ctx": self.num_ctx},
+            model=self.model, stream=False, format=schema or "json", options=options,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         ))
-        return ChatReply(reply.message.content or "", reply.prompt_eval_count or 0, reply.eval_count or 0,
+        content = getattr(getattr(reply, "message", None), "content", None)
+        if content is not None and not isinstance(content, str):
+            raise ModelCallFailed("reply content is not text")
+        return ChatReply(content or "", int(reply.prompt_eval_count or 0), int(reply.eval_count or 0),
                          (time.perf_counter() - started) * 1000)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         reply = self._call(lambda: self._client.embed(model=self.embed_model, input=texts))
-        return [list(v) for v in reply.embeddings]
+        return check_embeddings(list(getattr(reply, "embeddings", None) or []), len(texts))
 
 
 class OpenAICompatibleClient:
@@ -133,28 +214,39 @@ class OpenAICompatibleClient:
         self.url = (url or "http://127.0.0.1:1234").rstrip("/")
         base = self.url if self.url.endswith("/v1") else self.url + "/v1"
         self.model, self.embed_model = model, embed_model
-        # Local servers ignore the key; the client library insists on one.
+        # Local servers ignore the key; the client library insists on one. Retries are ours (with_retries).
         self._client = openai.OpenAI(base_url=base, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
         self._openai = openai
         self.response_format: str | None = None  # decided by the first call
 
-    def _call(self, fn: Callable[[], Any]) -> Any:
+    def _once(self, fn: Callable[[], Any]) -> Any:
         openai = self._openai
         try:
             return fn()
+        except openai.APITimeoutError as e:
+            raise TransientCallError(f"timed out after {self._client.timeout}s") from e
         except openai.APIConnectionError as e:
-            if isinstance(e, openai.APITimeoutError):
-                raise ModelCallFailed(f"timed out after {self._client.timeout}s") from e
-            raise ModelServerDown(server_down_message(self.api, self.url, "connection refused")) from e
+            raise TransientCallError("connection refused or dropped") from e
         except openai.APIStatusError as e:
-            raise ModelCallFailed(f"HTTP {e.status_code}: {str(e.message).splitlines()[0][:200]}") from e
+            error = TransientCallError if e.status_code >= 500 or e.status_code == 429 else ModelCallFailed
+            raise error(f"HTTP {e.status_code}: {_first_line(Exception(e.message))}") from e
+        except Exception as e:  # a body the client could not read (HTML, truncated JSON, wrong shape)
+            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {_first_line(e)})") from e
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        return with_retries(lambda: self._once(fn))
 
     def check(self) -> None:
-        models = self._call(self._client.models.list)
-        names = {m.id for m in models.data}
+        try:
+            models = self._once(self._client.models.list)
+            names = {m.id for m in models.data}
+        except ModelCallFailed as e:
+            raise ModelServerDown(server_down_message(self.api, self.url, str(e))) from None
+        except Exception as e:  # noqa: BLE001 - a /v1/models answer we cannot read is a server we cannot use
+            raise ModelServerDown(server_down_message(self.api, self.url, f"unreadable /v1/models: {e}")) from None
         if names and self.model not in names:
-            raise ModelServerDown(f"the server at {self.url} serves {', '.join(sorted(names))}, not {self.model!r}: "
-                                  "pass --model with one of those ids")
+            raise ModelServerDown(f"the server at {redact(self.url)} serves {', '.join(sorted(names))}, not "
+                                  f"{self.model!r}: pass --model with one of those ids")
 
     def _format(self, kind: str, schema: dict | None) -> dict | None:
         if schema is None or kind == "none":
@@ -163,33 +255,60 @@ class OpenAICompatibleClient:
             return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
         return {"type": "json_object", "schema": schema}
 
-    def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply:
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        kinds = [self.response_format] if self.response_format else list(self._FORMATS)
-        last: ModelCallFailed | None = None
-        for kind in kinds:
+        limit = {"max_tokens": max_tokens} if max_tokens else {}
+
+        def create(kind: str) -> Any:
             fmt = self._format(kind, schema)
+            return self._client.chat.completions.create(
+                model=self.model, messages=messages, temperature=0, seed=SEED, stream=False, **limit,
+                **({"response_format": fmt} if fmt else {}))
+
+        started = time.perf_counter()
+        if self.response_format is not None:
+            return self._reply(self._call(lambda: create(self.response_format)), started)
+        # The first call finds the structured-output form this server takes: a form it rejects (HTTP 4xx, or
+        # 500 from llama-cpp-python's server) moves on to the next form, without retrying the rejected one.
+        for kind in self._FORMATS[:-1]:
             started = time.perf_counter()
             try:
-                reply = self._call(lambda: self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=0, seed=SEED, stream=False,
-                    **({"response_format": fmt} if fmt else {}),
-                ))
+                reply = self._once(lambda: create(kind))
             except ModelCallFailed as e:
-                last = e
-                if self.response_format or "HTTP 4" not in str(e) and "HTTP 5" not in str(e):
+                if str(e).startswith("HTTP "):
+                    continue
+                if not isinstance(e, TransientCallError):
                     raise
-                continue  # this server rejects that response_format: try the next form
+                reply = self._call(lambda: create(kind))  # the server dropped us: retry this form as usual
             self.response_format = kind
-            usage = reply.usage
-            return ChatReply(reply.choices[0].message.content or "", usage.prompt_tokens if usage else 0,
-                             usage.completion_tokens if usage else 0, (time.perf_counter() - started) * 1000)
-        assert last is not None
-        raise last
+            return self._reply(reply, started)
+        started = time.perf_counter()
+        reply = self._call(lambda: create(self._FORMATS[-1]))  # no response_format: every server takes it
+        self.response_format = self._FORMATS[-1]
+        return self._reply(reply, started)
+
+    @staticmethod
+    def _reply(reply: Any, started: float) -> ChatReply:
+        choices = getattr(reply, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise ModelCallFailed("reply has no choices")
+        content = getattr(getattr(choices[0], "message", None), "content", None)
+        if content is not None and not isinstance(content, str):
+            raise ModelCallFailed("reply content is not text")
+        usage = getattr(reply, "usage", None)
+        return ChatReply(content or "", int(getattr(usage, "prompt_tokens", 0) or 0),
+                         int(getattr(usage, "completion_tokens", 0) or 0), (time.perf_counter() - started) * 1000)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         reply = self._call(lambda: self._client.embeddings.create(model=self.embed_model, input=texts))
-        return [list(d.embedding) for d in sorted(reply.data, key=lambda d: d.index)]
+        data = getattr(reply, "data", None)
+        if not isinstance(data, list):
+            raise ReplyInvalid("embeddings reply has no data")
+        try:
+            ordered = [d.embedding for d in sorted(data, key=lambda d: d.index)]
+        except (AttributeError, TypeError) as e:
+            raise ReplyInvalid(f"unreadable embeddings ({_first_line(e)})") from None
+        return check_embeddings(ordered, len(texts))
 
 
 class ReplayClient:
@@ -241,12 +360,12 @@ class ReplayClient:
     def check(self) -> None:
         return None
 
-    def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply:
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
         self.calls.append((system, user))
         if self._recorded is not None:
-            content = self._recorded(call_key(self.model, system, user, schema))
-            return ChatReply(content, (len(system) + len(user)) // 4, len(content) // 4, 0.0)
-        content = self._reply(system, user)
+            content = self._recorded(call_key(self.model, system, user, schema, max_tokens))
+        else:
+            content = self._reply(system, user)
         return ChatReply(content, (len(system) + len(user)) // 4, len(content) // 4, 0.0)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
@@ -259,9 +378,11 @@ class ReplayClient:
 # The content-addressed cache.
 
 
-def call_key(model: str, system: str, user: str, schema: dict | None) -> str:
-    """sha256 of everything that decides a temperature-0 reply: model, prompt, input, schema, seed."""
-    blob = json.dumps([model, system, user, schema, SEED, 0], sort_keys=True, ensure_ascii=False)
+def call_key(model: str, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> str:
+    """sha256 of everything that decides a temperature-0 reply: model, prompt, input, schema, seed, and the
+    reply length cap when there is one (a capped reply can be cut short)."""
+    parts: list[Any] = [model, system, user, schema, SEED, 0] + ([max_tokens] if max_tokens else [])
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -287,6 +408,8 @@ class Spend:
     spent_input_tokens: int = 0
     spent_output_tokens: int = 0
     model_ms: float = 0.0
+    failed: int = 0  # calls that raised after their retries (a timeout, a 5xx, an unreadable body)
+    invalid: int = 0  # replies that came back but could not be used (too long, not the expected JSON)
 
     @property
     def hit_rate(self) -> float:
@@ -300,13 +423,19 @@ class Spend:
 @dataclass
 class CachedClient:
     """Any ModelClient behind a cache keyed by (model, prompt, input). Replies found in `entries` cost
-    nothing; new ones are added to `entries` and listed in `new_entries` for the caller to persist."""
+    nothing; new ones are checked (size, then the caller's `validate`) and only then added to `entries` and
+    listed in `new_entries` for the caller to persist. A streak of failed or unusable calls stops the run."""
 
     inner: Any
     entries: dict[str, CacheEntry] = field(default_factory=dict)
     new_entries: list[CacheEntry] = field(default_factory=list)
     spend: Spend = field(default_factory=Spend)
     on_call: Callable[[ChatReply], None] | None = None
+    failure_streak: int = 0
+    last_failure: str = ""
+    # Calls that failed in this session, by key: asked again (another scenario re-reading the same page),
+    # they fail the same way without troubling the server. Never persisted: the next run asks again.
+    failed_keys: dict[str, ModelCallFailed] = field(default_factory=dict)
 
     @property
     def model(self) -> str:
@@ -316,22 +445,53 @@ class CachedClient:
     def api(self) -> str:
         return self.inner.api
 
-    def chat_json(self, system: str, user: str, schema: dict | None) -> ChatReply:
-        key = call_key(self.inner.model, system, user, schema)
+    def _failed(self, error: ModelCallFailed) -> None:
+        self.failure_streak += 1
+        self.last_failure = str(error)
+        if self.failure_streak >= MAX_FAILURE_STREAK:
+            raise ModelServerDown(
+                f"the last {self.failure_streak} model calls to {redact(self.inner.url)} failed (last: {error}); "
+                "stopping instead of recording more empty outcomes: check the server and the model, then rerun "
+                "(replies already cached are kept)")
+
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None,
+                  validate: Callable[[str], object] | None = None) -> ChatReply:
+        """A reply, from the cache or the model. `validate(content)` raises (any exception) when the reply
+        is unusable; such a reply raises `ReplyInvalid` and is not cached."""
+        key = call_key(self.inner.model, system, user, schema, max_tokens)
         entry = self.entries.get(key)
+        self.spend.calls += 1
+        if key in self.failed_keys:
+            error = self.failed_keys[key]
+            self.spend.invalid += isinstance(error, ReplyInvalid)
+            self.spend.failed += not isinstance(error, ReplyInvalid)
+            raise error
         if entry is not None:
             reply = ChatReply(entry.content, entry.input_tokens, entry.output_tokens, 0.0, cached=True)
             self.spend.hits += 1
         else:
-            reply = self.inner.chat_json(system, user, schema)
+            try:
+                reply = self.inner.chat_json(system, user, schema, max_tokens)
+            except ModelCallFailed as e:
+                self.spend.failed += 1
+                self.failed_keys[key] = e
+                self._failed(e)
+                raise
+            self.spend.spent_input_tokens += reply.input_tokens
+            self.spend.spent_output_tokens += reply.output_tokens
+            self.spend.model_ms += reply.latency_ms
+            try:
+                check_reply(reply.content, validate)
+            except ReplyInvalid as e:
+                self.spend.invalid += 1
+                self.failed_keys[key] = e
+                self._failed(e)
+                raise
+            self.failure_streak = 0
             entry = CacheEntry(key, "chat", self.inner.model, reply.content, reply.input_tokens, reply.output_tokens,
                                round(reply.latency_ms, 1))
             self.entries[key] = entry
             self.new_entries.append(entry)
-            self.spend.spent_input_tokens += reply.input_tokens
-            self.spend.spent_output_tokens += reply.output_tokens
-            self.spend.model_ms += reply.latency_ms
-        self.spend.calls += 1
         self.spend.live_input_tokens += reply.input_tokens
         self.spend.live_output_tokens += reply.output_tokens
         if self.on_call:
@@ -340,9 +500,15 @@ class CachedClient:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         keys = [call_key(self.inner.embed_model, "embed", t, None) for t in texts]
-        missing = [(k, t) for k, t in zip(keys, texts) if k not in self.entries]
+        missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.entries))
         if missing:
-            vectors = self.inner.embed([t for _, t in missing])
+            try:
+                vectors = self.inner.embed([t for _, t in missing])
+            except ModelCallFailed as e:
+                self.spend.failed += 1
+                self._failed(e)
+                raise
+            self.failure_streak = 0
             for (k, _), v in zip(missing, vectors):
                 entry = CacheEntry(k, "embed", self.inner.embed_model, json.dumps(v), 0, 0, 0.0)
                 self.entries[k] = entry
@@ -351,6 +517,17 @@ class CachedClient:
 
     def check(self) -> None:
         self.inner.check()
+
+
+def check_reply(content: str, validate: Callable[[str], object] | None = None) -> None:
+    """Raise `ReplyInvalid` unless `content` is short enough and `validate` accepts it."""
+    if len(content) > MAX_REPLY_CHARS:
+        raise ReplyInvalid(f"reply of {len(content):,} characters (at most {MAX_REPLY_CHARS:,})")
+    if validate is not None:
+        try:
+            validate(content)
+        except Exception as e:  # noqa: BLE001 - any complaint of the validator means "do not keep this"
+            raise ReplyInvalid(f"unusable reply: {_first_line(e, 120)}") from None
 
 
 def write_replay_file(entries: Iterable[CacheEntry], path: str | Path) -> Path:
@@ -364,7 +541,7 @@ def write_replay_file(entries: Iterable[CacheEntry], path: str | Path) -> Path:
 def build_client(api: str, url: str | None, model: str, embed_model: str, timeout: float,
                  api_key: str | None = None, replay_file: str | None = None) -> ModelClient:
     if api == "ollama":
-        return OllamaClient(url, model, embed_model, timeout)
+        return OllamaClient(url, model, embed_model, timeout, api_key=api_key)
     if api == "openai":
         return OpenAICompatibleClient(url, model, embed_model, timeout, api_key=api_key)
     if api == "replay":

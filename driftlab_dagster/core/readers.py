@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Iterable, Protocol
 
-from .ontology import Ontology
+from .ontology import Ontology, Triple
+from .store import StoredPage
 
 SOURCES_DISAGREE = "sources disagree"
 NOT_IN_GRAPH = "not in graph"
@@ -19,7 +20,8 @@ class Evidence:
     """One piece of context handed to the reader.
 
     `date` is the page's updated_at or the fact's valid_from; `page_ahead_of_graph` marks a page whose
-    current version is newer than the version the graph was extracted from.
+    current version is newer than the version the graph was extracted from; `page` is the page itself
+    (for reading its claims with the run's extractor), None for graph facts.
     """
 
     text: str
@@ -28,6 +30,7 @@ class Evidence:
     from_graph: bool
     extracted_at: dt.datetime | None = None
     page_ahead_of_graph: bool = False
+    page: StoredPage | None = None
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,46 @@ class HopAnswer:
 
 
 class Reader(Protocol):
-    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool) -> HopAnswer: ...
+    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
+             signals: list[str] | None = None) -> HopAnswer: ...
+
+
+Claims = list[tuple[Triple, Evidence]]
+
+
+def claims(entity: str, predicate: str, evidence: list[Evidence], ontology: Ontology,
+           read_page: Callable[[StoredPage], Iterable[Triple]] | None = None) -> tuple[set[str], Claims]:
+    """The names the entity goes by in this evidence, and every claim about (entity, predicate) in it.
+
+    Graph facts are our own renderings of stored facts, so the ontology parses them exactly; pages are read
+    by `read_page` (the run's extractor) when given, else by the ontology's patterns.
+    """
+    parsed = [(t, e) for e in evidence
+              for t in (read_page(e.page) if read_page and e.page is not None else ontology.parse(e.text))]
+    # Follow "X was formerly called Y" in both directions, like a careful human reader would.
+    renames = ontology.rename_predicates()
+    names = {entity.casefold()}
+    for _ in range(2):
+        for t, _e in parsed:
+            if t.predicate in renames:
+                if t.subject.casefold() in names:
+                    names.add(t.object.casefold())
+                if t.object.casefold() in names:
+                    names.add(t.subject.casefold())
+    return names, [(t, e) for t, e in parsed if t.predicate == predicate and t.subject.casefold() in names]
+
+
+def doubts(names: set[str], candidates: Claims, evidence: list[Evidence]) -> list[str]:
+    """The versioned design's reasons to hedge: sources that disagree, no graph fact, a page about the
+    entity that changed after the graph last read it."""
+    reasons = []
+    if len({t.object.casefold() for t, _ in candidates}) > 1:
+        reasons.append(SOURCES_DISAGREE)
+    if candidates and not any(e.from_graph for _, e in candidates):
+        reasons.append(NOT_IN_GRAPH)
+    if any(e.page_ahead_of_graph and any(n in e.text.casefold() for n in names) for e in evidence):
+        reasons.append(PAGE_CHANGED)
+    return reasons
 
 
 class DeterministicReader:
@@ -48,20 +90,10 @@ class DeterministicReader:
 
     def __init__(self, ontology: Ontology):
         self.ontology = ontology
-        self._renames = ontology.rename_predicates()
 
-    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool) -> HopAnswer:
-        parsed = [(t, e) for e in evidence for t in self.ontology.parse(e.text)]
-        # Follow "X was formerly called Y" in both directions, like a careful human reader would.
-        names = {entity.casefold()}
-        for _ in range(2):
-            for t, _e in parsed:
-                if t.predicate in self._renames:
-                    if t.subject.casefold() in names:
-                        names.add(t.object.casefold())
-                    if t.object.casefold() in names:
-                        names.add(t.subject.casefold())
-        candidates = [(t, e) for t, e in parsed if t.predicate == predicate and t.subject.casefold() in names]
+    def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
+             signals: list[str] | None = None) -> HopAnswer:
+        names, candidates = claims(entity, predicate, evidence, self.ontology)
         if not candidates:
             return HopAnswer(None, False, "no evidence")
         if not versioned:
@@ -69,11 +101,5 @@ class DeterministicReader:
         # Versioned rule: the newest dated claim wins (a graph fact before a page on the same date);
         # hedge when the sources give a reason for doubt.
         pick = max(candidates, key=lambda c: (c[1].date, c[1].from_graph))
-        reasons = []
-        if len({t.object.casefold() for t, _ in candidates}) > 1:
-            reasons.append(SOURCES_DISAGREE)
-        if not any(e.from_graph for _, e in candidates):
-            reasons.append(NOT_IN_GRAPH)
-        if any(e.page_ahead_of_graph and any(n in e.text.casefold() for n in names) for e in evidence):
-            reasons.append(PAGE_CHANGED)
+        reasons = doubts(names, candidates, evidence)
         return HopAnswer(pick[0].object, bool(reasons), ", ".join(reasons))

@@ -15,23 +15,24 @@ from driftlab_dagster.config import StudySettings
 from .extraction import Extractor, RegexExtractor
 from .llm import ModelExtractor, ModelReader, model_extractor_id, model_reader_id
 from .models import CachedClient, CacheEntry, ModelClient, build_client
-from .ontology import Ontology
 from .progress import Progress
 from .readers import DeterministicReader, Reader
 from .retrieval import Bm25Retriever, EmbeddingRetriever
 from .store import StoredPage
+from .world import World
 
 
-def extractor_id(settings: StudySettings, ontology: Ontology) -> str:
+def extractor_id(settings: StudySettings, world: World) -> str:
     """Who writes the graph: kind, model, prompt version and prompt hash."""
     if settings.extractor == "regex":
         return "regex"
-    return model_extractor_id(settings.model, settings.prompt, ontology)
+    return model_extractor_id(settings.model, settings.prompt, world.ontology, world.canonical_json)
 
 
 def reader_id(settings: StudySettings) -> str:
     """Who answers, and from what retrieval."""
-    reader = "deterministic" if settings.reader == "deterministic" else model_reader_id(settings.model)
+    reader = ("deterministic" if settings.reader == "deterministic"
+              else model_reader_id(settings.model, settings.reader_prompt))
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
     return f"{reader}+{retrieval}"
 
@@ -61,7 +62,7 @@ class Session:
         return self.client.new_entries if self.client else []
 
 
-def open_session(ontology: Ontology, settings: StudySettings, client: ModelClient | None = None,
+def open_session(world: World, settings: StudySettings, client: ModelClient | None = None,
                  cache: dict[str, CacheEntry] | None = None, progress: Progress | None = None) -> Session:
     """Build the run's objects. With a model in play, the server is checked first, so a server that is
     down fails the run with one line before anything is written."""
@@ -72,9 +73,11 @@ def open_session(ontology: Ontology, settings: StudySettings, client: ModelClien
             raise ValueError("these settings use a model: pass the model client")
         client.check()
         cached = CachedClient(client, dict(cache or {}), on_call=progress.on_call)
+    ontology = world.ontology
     extractor: Extractor = (ModelExtractor(ontology, cached, settings.prompt,  # type: ignore[arg-type]
-                                           extractor_id=extractor_id(settings, ontology))
+                                           extractor_id=extractor_id(settings, world), world_text=world.canonical_json)
                             if settings.extractor == "model" else RegexExtractor(ontology))
-    reader: Reader = (ModelReader(ontology, cached, reader_id=reader_id(settings))  # type: ignore[arg-type]
+    reader: Reader = (ModelReader(ontology, cached, reader_id=reader_id(settings),  # type: ignore[arg-type]
+                                  version=settings.reader_prompt)
                       if settings.reader == "model" else DeterministicReader(ontology))
     return Session(settings, extractor, reader, cached, progress)

@@ -196,7 +196,8 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
                 initial_load(store, extractor, world, governed)
             else:
                 maintain(store, world, scenario, step, extractor, governed)
-            results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed))
+            results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed,
+                                    extractor=extractor))
         if scenario == stale_graph_scenario(world):
             stale_end = store
     for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values():

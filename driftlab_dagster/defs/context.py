@@ -25,7 +25,7 @@ class StudyContext:
 
     @classmethod
     def build(cls, world: World, settings: StudySettings) -> "StudyContext":
-        return cls(world, settings, study_partitions(world), extractor_id(settings, world.ontology),
+        return cls(world, settings, study_partitions(world), extractor_id(settings, world),
                    reader_id(settings))
 
     def key(self, name: str) -> dg.AssetKey:

@@ -59,9 +59,10 @@ class OllamaResource(ModelResource):
     """Ollama's native API through the official `ollama` client."""
 
     url: Optional[str] = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
+    api_key: Optional[str] = Field(default=None, description="Bearer key; bound to $OLLAMA_API_KEY when set.")
 
     def client(self) -> ModelClient:
-        return OllamaClient(self.url, self.model, self.embed_model, self.timeout)
+        return OllamaClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
 
 
 class OpenAICompatibleResource(ModelResource):
@@ -95,10 +96,11 @@ class ReportsResource(dg.ConfigurableResource):
 def model_resource(config: DriftlabConfig) -> ModelResource:
     study = config.study
     common = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
+    # Keys are bound, not read: resolved when a run starts, never in the definitions, a log or DuckDB.
     if study.api == "ollama":
-        return OllamaResource(url=study.url, **common)
+        key = dg.EnvVar("OLLAMA_API_KEY") if os.environ.get("OLLAMA_API_KEY") else None
+        return OllamaResource(url=study.url, api_key=key, **common)
     if study.api == "openai":
-        # Bound, not read: the key is resolved when a run starts and never lands in the definitions.
         key = dg.EnvVar("OPENAI_API_KEY") if os.environ.get("OPENAI_API_KEY") else None
         return OpenAICompatibleResource(url=study.url, api_key=key, **common)
     return ReplayResource(replay_file=study.replay_file or "", **common)
@@ -120,7 +122,7 @@ def study_session(ctx: StudyContext, conn: duckdb.DuckDBPyConnection, model: Mod
     """The run's extractor and reader. Model calls go through the cache stored in the same DuckDB file;
     new replies are saved even when the step fails: they were paid for."""
     uses_model = ctx.settings.uses_model
-    session = open_session(ctx.world.ontology, ctx.settings, model.client() if uses_model else None,
+    session = open_session(ctx.world, ctx.settings, model.client() if uses_model else None,
                            load_call_cache(conn) if uses_model else {}, progress)
     try:
         yield session
@@ -141,4 +143,5 @@ def spend_metadata(session: Session, since: Spend | None = None) -> dict:
     spend = session.client.spend if since is None else session.client.spend.since(since)
     return {"model_calls": spend.calls, "cache_hit_rate": round(spend.hit_rate, 4),
             "tokens_live": spend.live_input_tokens + spend.live_output_tokens,
-            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens}
+            "tokens_spent": spend.spent_input_tokens + spend.spent_output_tokens,
+            "model_calls_failed": spend.failed + spend.invalid}

@@ -46,10 +46,14 @@ def test_model_replies_become_triples_or_a_recorded_reason(world, content, tripl
     assert reason == issue
 
 
-def test_a_bad_extraction_reply_yields_no_facts_and_keeps_the_reason(world):
-    extraction = ModelExtractor(world.ontology, _cached("not json at all")).extract(PAGE)
-    assert extraction.triples == () and extraction.issue == "reply is not JSON"
-    assert extraction.input_tokens > 0 and not extraction.estimated
+def test_a_bad_extraction_reply_yields_no_facts_keeps_the_reason_and_is_not_cached(world):
+    client = _cached("not json at all")
+    extraction = ModelExtractor(world.ontology, client, "sentence-v1").extract(PAGE)
+    assert extraction.triples == () and extraction.issue == "model call failed: unusable reply: reply is not JSON"
+    assert not extraction.estimated
+    assert client.entries == {} and client.spend.invalid == 2  # one call a sentence, neither kept
+    page_level = ModelExtractor(world.ontology, _cached('{"facts": "none"}'), "few-shot-v1").extract(PAGE)
+    assert page_level.issue == "model call failed: unusable reply: reply has no facts list"
 
 
 def test_a_failed_call_is_an_outcome_not_a_crash(world):
@@ -58,6 +62,7 @@ def test_a_failed_call_is_an_outcome_not_a_crash(world):
 
     extraction = ModelExtractor(world.ontology, _cached(timeout)).extract(PAGE)
     assert extraction.triples == () and extraction.issue == "model call failed: timed out after 1s"
+    assert len(_cached(timeout).inner.calls) == 0
     evidence = [Evidence("The Pro plan costs €49 per user per month.", "d02@v1", T, False)]
     hop = ModelReader(world.ontology, _cached(timeout)).read("Pro", "price", evidence, versioned=False)
     assert hop.value is None and hop.why == "model call failed: timed out after 1s"
@@ -111,16 +116,19 @@ def test_the_versioned_prompt_shows_dates_and_the_changed_page_flag(world):
     assert user.endswith("What does the Pro plan cost per user per month in EUR? Answer with the number only.")
 
 
-def test_a_repeated_call_is_served_from_the_cache_and_spends_nothing(world):
-    client = _cached('{"facts": [{"subject": "Pro", "predicate": "price", "object": "49"}]}')
-    extractor = ModelExtractor(world.ontology, client)
+def test_each_sentence_is_asked_once_and_a_repeat_is_served_from_the_cache(world):
+    client = _cached('{"facts": [{"subject": "Pro plan", "predicate": "price", "object": "€49 per user per month"}]}')
+    extractor = ModelExtractor(world.ontology, client, "sentence-v1")
     first, second = extractor.extract(PAGE), extractor.extract(PAGE)
-    assert first.triples == second.triples and second.cached and not first.cached
-    assert len(client.inner.calls) == 1
-    assert client.spend.calls == 2 and client.spend.hits == 1
+    # The first sentence states it (trimmed to the shapes); the second does not, so its copy is dropped.
+    assert first.triples == second.triples == (Triple("Pro", "price", "49"),)
+    assert second.cached and not first.cached
+    assert [user for _, user in client.inner.calls] == ["The Pro plan costs €49 per user per month.",
+                                                       "Annual billing gets two months free."]
+    assert client.spend.calls == 4 and client.spend.hits == 2
     assert client.spend.spent_input_tokens == first.input_tokens
     assert client.spend.live_input_tokens == 2 * first.input_tokens
-    assert len(client.new_entries) == 1
+    assert len(client.new_entries) == 2
 
 
 def test_the_extractor_id_names_model_and_prompt_version(world):
@@ -133,3 +141,60 @@ def test_triples_are_scored_as_a_multiset_ignoring_case():
     got = [Triple("pro", "price", "49"), Triple("Pro plan", "price", "49"), Triple("Helix", "led_by", "selin demir")]
     score = score_triples(got, truth)
     assert (score.true_positives, score.precision, score.recall) == (2, 2 / 3, 2 / 3)
+
+
+@pytest.mark.parametrize("path", ["tessaly_freight", "quillfeather_health"])
+def test_sentence_examples_use_names_the_world_never_mentions_and_parse_back(path):
+    from driftlab_dagster.core.llm import sentence_prompt
+    from driftlab_dagster.core.world import load_world
+    from driftlab_dagster.project import DATA_DIR
+
+    world = load_world(DATA_DIR / "worlds" / f"{path}.yaml")
+    prompt = sentence_prompt(world.ontology, world.canonical_json)
+    examples = re.findall(r"Sentence: (.*)\nJSON: (.*)", prompt)
+    facts = [(sentence, json.loads(reply)["facts"]) for sentence, reply in examples]
+    assert len([f for _, f in facts if f]) == len(world.ontology.names)  # one worked example per relation
+    for sentence, found in facts:
+        assert [tuple(f.values()) for f in found] == [tuple(t) for t in world.ontology.parse(sentence)]
+        for fact in found:
+            for value in (fact["subject"], fact["object"]):
+                fixed = world.ontology[fact["predicate"]].fixed_subject
+                if value != fixed:
+                    assert value.casefold() not in world.canonical_json.casefold(), value
+
+
+def test_the_reader_v2_shows_codes_doubts_and_hedges_on_them(world):
+    client = _cached('{"answer": "49", "possibly_stale": false}')
+    evidence = [Evidence("The Pro plan costs €49 per user per month.", "graph:d02@v1", T, True, T)]
+    hop = ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True,
+                                                   signals=["sources disagree"])
+    (_, user), = client.inner.calls
+    assert "Checks by code: sources disagree." in user
+    assert (hop.value, hop.hedged, hop.flagged) == ("49", True, False) and "code: sources disagree" in hop.why
+    old = ModelReader(world.ontology, _cached('{"answer": "49", "possibly_stale": false}'), version="reader-v1")
+    assert not old.read("Pro", "price", evidence, versioned=True, signals=["sources disagree"]).hedged
+
+
+def test_relation_v1_asks_only_the_relations_a_sentence_speaks_of_and_keeps_what_it_states(world):
+    asked = []
+
+    def reply(system: str, user: str) -> str:
+        relation = re.search(r"Relation (\w+):", system).group(1)
+        asked.append((relation, user))
+        if relation == "price":  # the model got the roles right, with a word too many
+            return '{"states": true, "subject": "Pro plan", "object": "49 per user per month"}'
+        return '{"states": true, "subject": "Pro", "object": "two"}'  # wrong, and not what the sentence says
+
+    extraction = ModelExtractor(world.ontology, _cached(reply)).extract(PAGE)
+    assert extraction.triples == (Triple("Pro", "price", "49"),)
+    # Both sentences are asked about prices only (the second says "months"): never about uptime or owners.
+    assert asked == [("price", "The Pro plan costs €49 per user per month."),
+                     ("price", "Annual billing gets two months free.")]
+
+
+def test_a_pair_the_model_turned_around_is_put_back_in_the_wordings_order(world):
+    sentence = "Tessaly Dock is included in the Pro plan."
+    page = StoredPage("d24", "Partner guide", sentence, 1, T)
+    turned = '{"states": true, "subject": "Pro", "object": "Tessaly Dock"}'
+    assert ModelExtractor(world.ontology, _cached(turned)).extract(page).triples == (
+        Triple("Tessaly Dock", "included_in", "Pro"),)

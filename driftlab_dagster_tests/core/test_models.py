@@ -4,19 +4,34 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.models import ModelServerDown, OllamaClient, OpenAICompatibleClient, call_key
-from driftlab_dagster_tests.support.local_model import free_port
+from driftlab_dagster.core.models import (
+    ModelCallFailed,
+    ModelServerDown,
+    OllamaClient,
+    OpenAICompatibleClient,
+    call_key,
+)
+from driftlab_dagster.model_server import free_port
 
 
 @pytest.mark.parametrize("client_type, hint", [(OllamaClient, "ollama serve"), (OpenAICompatibleClient, "llama-server")])
-def test_a_server_that_is_down_fails_with_one_line_naming_the_url(client_type, hint):
-    url = f"http://127.0.0.1:{free_port()}"
+def test_a_server_that_is_down_at_the_start_fails_with_one_line_naming_the_url(client_type, hint):
+    url = f"http://user:secret@127.0.0.1:{free_port()}"
     client = client_type(url, "some-model", timeout=5)
-    for call in (client.check, lambda: client.chat_json("system", "user", None), lambda: client.embed(["x"])):
-        with pytest.raises(ModelServerDown) as info:
+    with pytest.raises(ModelServerDown) as info:
+        client.check()
+    message = str(info.value)
+    assert "http://***@127.0.0.1" in message and "secret" not in message
+    assert hint in message and "\n" not in message
+
+
+@pytest.mark.parametrize("client_type", [OllamaClient, OpenAICompatibleClient])
+def test_a_call_to_a_server_that_went_away_is_retried_then_fails_as_an_outcome(client_type, monkeypatch):
+    monkeypatch.setattr("driftlab_dagster.core.models.BACKOFF_SECONDS", 0.01)
+    client = client_type(f"http://127.0.0.1:{free_port()}", "some-model", timeout=5)
+    for call in (lambda: client.chat_json("system", "user", None), lambda: client.embed(["x"])):
+        with pytest.raises(ModelCallFailed, match=r"connection refused or dropped \(after 3 attempts\)"):
             call()
-        message = str(info.value)
-        assert url in message and hint in message and "\n" not in message
 
 
 def test_the_ollama_client_respects_ollama_host(monkeypatch):
@@ -30,3 +45,44 @@ def test_the_cache_key_changes_with_model_prompt_input_and_schema():
     assert len({base, call_key("m2", "system", "user", {"type": "object"}),
                 call_key("m", "system2", "user", {"type": "object"}), call_key("m", "system", "user2", {"type": "object"}),
                 call_key("m", "system", "user", None)}) == 5
+
+
+def test_a_streak_of_failed_calls_stops_the_run_but_asking_a_failed_call_again_does_not():
+    from driftlab_dagster.core.models import CachedClient, ReplayClient
+
+    def broken(system: str, user: str) -> str:
+        raise ModelCallFailed("HTTP 500: model crashed")
+
+    client = CachedClient(ReplayClient(broken))
+    for _ in range(20):  # the same failing call again and again: an outcome each time, never a second request
+        with pytest.raises(ModelCallFailed):
+            client.chat_json("s", "the same sentence", None)
+    assert len(client.inner.calls) == 1 and client.spend.failed == 20
+    for n in range(6):
+        with pytest.raises(ModelCallFailed):
+            client.chat_json("s", f"sentence {n}", None)
+    with pytest.raises(ModelServerDown, match=r"the last 8 model calls to replay:// failed \(last: HTTP 500"):
+        client.chat_json("s", "one more", None)
+
+
+def test_transient_faults_are_retried_with_backoff_and_permanent_ones_are_not():
+    from driftlab_dagster.core.models import TransientCallError, with_retries
+
+    attempts, waits = [], []
+
+    def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise TransientCallError("connection refused or dropped")
+        return "ok"
+
+    assert with_retries(flaky, sleep=waits.append) == "ok" and waits == [0.5, 1.0]
+
+    def refused() -> str:
+        attempts.append(1)
+        raise ModelCallFailed("HTTP 404: no such model")
+
+    attempts.clear()
+    with pytest.raises(ModelCallFailed, match="HTTP 404"):
+        with_retries(refused, sleep=waits.append)
+    assert len(attempts) == 1

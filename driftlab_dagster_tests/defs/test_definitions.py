@@ -63,7 +63,7 @@ def test_the_graphs_code_version_is_the_extractor_the_settings_name():
     regex = versions(DriftlabConfig())
     model = versions(DriftlabConfig().override(study={"extractor": "model", "model": "m1"}))
     assert regex["fact_graph"] == "regex"
-    assert model["fact_graph"].startswith("model:m1:few-shot-v1:")
+    assert model["fact_graph"].startswith("model:m1:relation-v1:")
     assert {n for n in regex if regex[n] != model[n]} == {"extraction_log", "fact_graph", "governed_graph",
                                                          "maintenance_costs", "graph_repair"}
     assert regex["world"] == load_world(DEFAULT_WORLD).version  # the world file's content is the world's version

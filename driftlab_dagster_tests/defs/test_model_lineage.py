@@ -11,8 +11,10 @@ import duckdb
 import pytest
 
 from driftlab_dagster.config import StudySettings
-from driftlab_dagster.core.llm import extraction_prompt_text, extraction_schema
+from driftlab_dagster.core.grounding import likeliest_relations
+from driftlab_dagster.core.llm import ModelExtractor, relation_prompts, relation_schema
 from driftlab_dagster.core.models import CacheEntry, call_key, write_replay_file
+from driftlab_dagster.core.ontology import split_sentences
 from driftlab_dagster.core.session import extractor_id
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster_tests.conftest import config_for
@@ -22,19 +24,26 @@ UNTIL = "2026-09-08"
 
 
 def _record_replies(world, path, drop: set[str] = frozenset()) -> None:
-    """Replies as a model that extracts perfectly would give them, for every page text of the first two
-    days of every scenario, keyed as the client keys its calls; pages in `drop` were never recorded."""
-    prompt = extraction_prompt_text(world.ontology, "few-shot-v1")
-    schema = extraction_schema(world.ontology)
+    """Replies as a model that extracts perfectly would give them, for every sentence of the first two days
+    of every scenario, keyed as the client keys its calls; sentences of pages in `drop` were never recorded
+    (unless another page says the same sentence)."""
+    prompts = relation_prompts(world.ontology, world.canonical_json)
     entries = {}
     for scenario in world.scenario_names:
         for step in (0, 1):
             for page in world.pages_at(scenario, step):
                 if page.id in drop:
                     continue
-                facts = [t._asdict() for t in world.ontology.parse(page.body)]
-                key = call_key(MODEL, prompt, page.body, schema)
-                entries[key] = CacheEntry(key, "chat", MODEL, json.dumps({"facts": facts}), 0, 0, 0.0)
+                for sentence in split_sentences(page.body):
+                    stated = {t.predicate: t for t in world.ontology.parse(sentence)}
+                    for p in likeliest_relations(sentence, world.ontology.predicates):
+                        t = stated.get(p.name)
+                        reply = {"states": t is not None, "object": t.object if t else ""}
+                        if not p.fixed_subject:
+                            reply["subject"] = t.subject if t else ""
+                        key = call_key(MODEL, prompts[p.name], sentence, relation_schema(p),
+                                       ModelExtractor.MAX_RELATION_TOKENS)
+                        entries.setdefault(key, CacheEntry(key, "chat", MODEL, json.dumps(reply), 0, 0, 0.0))
     write_replay_file(entries.values(), path)
 
 
@@ -50,8 +59,8 @@ def replayed(tmp_path, world):
 
 def test_the_graphs_code_version_is_the_extractor_id_stored_on_every_row(replayed, world):
     config, instance, _ = replayed
-    expected = extractor_id(StudySettings(extractor="model", model=MODEL), world.ontology)
-    assert expected.startswith(f"model:{MODEL}:few-shot-v1:")
+    expected = extractor_id(StudySettings(extractor="model", model=MODEL), world)
+    assert expected.startswith(f"model:{MODEL}:relation-v1:")
     for asset in ("fact_graph", "extraction_log", "governed_graph"):
         for record in instance.fetch_materializations(dg.AssetKey([world.id, asset]), limit=100).records:
             assert record.asset_materialization.tags["dagster/code_version"] == expected

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from driftlab_dagster_tests.support.local_model import free_port
+from driftlab_dagster.model_server import free_port
 
 
 class OllamaAdapter:

@@ -45,7 +45,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     retriever = session.retriever(store.sorted_pages())
                     step = world.checkpoint(where.day).step
                     found = evaluate(store, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
-                                     governed)
+                                     governed, session.extractor)
                     rows += [{**where.columns, **r} for r in found]
                     slices.append(where.key)
                     if hasattr(retriever, "vectors"):

@@ -1,8 +1,10 @@
-"""A real local model for the end-to-end tests, from registry packages only (nothing is downloaded at run
-time): Qwen2.5-Coder-0.5B-Instruct Q4_K_M, shipped as six byte-split parts on PyPI, joined and checked
-against its sha256, served by llama-cpp-python's OpenAI-compatible server on loopback.
+"""The shipped local model: Qwen2.5-Coder-0.5B-Instruct Q4_K_M from registry packages only (nothing is
+downloaded at run time), shipped as six byte-split parts on PyPI, joined and checked against its sha256,
+served by llama-cpp-python's OpenAI-compatible server.
 
-Test support, not product code: users point DriftLab at their own Ollama or LM Studio.
+`make model-server` (`driftlab model-server`) serves it on 127.0.0.1:8080 so the model path works on a
+fresh machine with nothing else installed; the end-to-end tests and benchmarks start it on a free port.
+Needs the `llm` extra (`make test` installs it). Users with Ollama or LM Studio point DriftLab at those.
 """
 
 from __future__ import annotations
@@ -56,16 +58,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127.0.0.1") -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model()), "--model_alias", MODEL_ALIAS,
+            "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+            "--n_threads_batch", str(threads)]
+
+
+def serve(port: int = 8080, threads: int = 2) -> int:
+    """Serve the model in the foreground until Ctrl-C."""
+    args = server_args(port, threads)
+    print(f"serving {MODEL_ALIAS} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
+    try:
+        return subprocess.call(args)
+    except KeyboardInterrupt:
+        return 0
+
+
 class LlamaServer:
-    """`python -m llama_cpp.server` on 127.0.0.1, started and stopped by the tests."""
+    """`python -m llama_cpp.server` on 127.0.0.1 and a free port, started and stopped by tests and benchmarks."""
 
     def __init__(self, threads: int = 2, n_ctx: int = 4096):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab")) / "llama-server.log"
-        self.args = [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model()),
-                     "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-                     "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+        self.args = server_args(self.port, threads, n_ctx)
         self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> "LlamaServer":

@@ -1,0 +1,233 @@
+"""Keeping a model's triples honest, and examples that cannot mislead it.
+
+- `ground`: a triple is kept only when its subject and object are written in the sentence it came from,
+  trimmed to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number,
+  "the Helix team" -> "Helix" for a one-word name). A fixed-subject predicate gets its fixed subject.
+- `MadeUpNames`: values for few-shot examples, fitted to each shape and checked against the world's whole
+  text, so an example never states something about a name the world really has.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .ontology import Predicate, Triple
+
+# Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
+_TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
+_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+MAX_SPAN_TOKENS = 12
+
+
+def _spans(value: str) -> Iterator[str]:
+    """Contiguous runs of the value's words, longest first, then left to right."""
+    tokens = list(_TOKEN.finditer(value))[:40]
+    for length in range(min(len(tokens), MAX_SPAN_TOKENS), 0, -1):
+        for i in range(len(tokens) - length + 1):
+            yield value[tokens[i].start():tokens[i + length - 1].end()]
+
+
+def _in_sentence(span: str, sentence: str) -> str | None:
+    """The span as the sentence writes it (its casing), when the sentence holds it as whole words."""
+    match = re.search(rf"(?<!\w){re.escape(span)}(?!\w)", sentence, re.IGNORECASE)
+    return match.group(0) if match else None
+
+
+def normalise(value: str, shape: str | None, sentence: str) -> str | None:
+    """The longest part of `value` that the sentence states and the shape allows, or None."""
+    value = _LEADING_ARTICLE.sub("", value.strip().strip("\"'`").rstrip(".,;:"))
+    for span in _spans(value):
+        written = _in_sentence(span, sentence)
+        if written is None:
+            continue
+        if shape is None or re.fullmatch(shape, written):
+            return written
+    return None
+
+
+def _neighbours(predicate: Predicate, role: str) -> tuple[str, str]:
+    """The words the relation's wording puts right before and right after a part ("runs" and "day" around
+    the subject of 'The {object} squad runs {subject} day to day.')."""
+    template = predicate.sentence
+    at = template.find("{" + role + "}")
+    if at < 0:
+        return "", ""
+    before = re.findall(r"[A-Za-z0-9]+", re.sub(r"\{\w+\}", " ", template[:at]))
+    after = re.findall(r"[A-Za-z0-9]+", re.sub(r"\{\w+\}", " ", template[at + len(role) + 2:]))
+    return (before[-1] if before else ""), (after[0] if after else "")
+
+
+def fit_to_wording(value: str, sentence: str, before: str, after: str, shape: str | None) -> str:
+    """A part as the relation's wording bounds it in the sentence: without the wording's own neighbour
+    words ("clinics fill slots" -> "fill slots" after "clinics"), and stretched over words the model left
+    out up to them ("Insurance-check" -> "Insurance-check service" before "day"). Keeps `value` otherwise."""
+    found = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", sentence, re.IGNORECASE)
+    if found is None:
+        return value
+    start, end = found.span()
+    if before and sentence[start:end].casefold().startswith(before.casefold() + " "):
+        start += len(before) + 1
+    if after and sentence[start:end].casefold().endswith(" " + after.casefold()):
+        end -= len(after) + 1
+    if after and not re.match(rf"\W*{re.escape(after)}(?!\w)", sentence[end:], re.IGNORECASE):
+        # stretch right over plain words up to the wording's next word
+        gap = re.match(rf"((?:[\s-]+[\w-]+){{1,3}}?)\s+{re.escape(after)}(?!\w)", sentence[end:], re.IGNORECASE)
+        if gap and (shape is None or re.fullmatch(shape, sentence[start:end + len(gap.group(1))])):
+            end += len(gap.group(1))
+    if before and not re.search(rf"(?<!\w){re.escape(before)}\W*$", sentence[:start], re.IGNORECASE):
+        # and left over plain words back to the wording's previous word
+        gap = re.search(rf"(?<!\w){re.escape(before)}\s+((?:[\w-]+[\s-]+){{1,3}}?)$", sentence[:start], re.IGNORECASE)
+        if gap and (shape is None or re.fullmatch(shape, sentence[start - len(gap.group(1)):end])):
+            start -= len(gap.group(1))
+    fitted = sentence[start:end].strip()
+    return fitted if fitted and (shape is None or re.fullmatch(shape, fitted)) else value
+
+
+_FUNCTION_WORDS = {"a", "an", "the", "is", "are", "was", "be", "by", "in", "of", "for", "to", "with", "on", "at",
+                   "and", "or", "our", "its", "per", "it", "as", "from"}
+
+
+def cue_words(predicate: Predicate) -> set[str]:
+    """The words a sentence about this relation uses: the ontology's query words and the relation's name
+    ("refund_days" -> refund, days), without function words unless that is all the query has ("is our")."""
+    words = set(re.findall(r"[a-z0-9]+", f"{predicate.query} {predicate.name.replace('_', ' ')}".lower()))
+    content = words - _FUNCTION_WORDS
+    return content if content - set(predicate.name.split("_")) else words
+
+
+def _hits(sentence: str, cues: set[str]) -> int:
+    """How many of the cue words the sentence uses. Word starts match, so "costs" finds "cost" and "buys"
+    finds "buy"."""
+    words = re.findall(r"[a-z0-9]+", sentence.lower())
+    return sum(any(w.startswith(c) or c.startswith(w) and len(w) >= 4 for w in words) for c in cues)
+
+
+def _mentions(sentence: str, cues: set[str]) -> bool:
+    return _hits(sentence, cues) > 0
+
+
+def likeliest_relations(sentence: str, predicates: list[Predicate]) -> list[Predicate]:
+    """The relations whose cue words the sentence uses most (as a share of each relation's cues): the ones
+    worth asking a model about. None when it uses no relation's words."""
+    scores = [(_hits(sentence, cue_words(p)) / max(len(cue_words(p)), 1), p) for p in predicates]
+    best = max((score for score, _ in scores), default=0.0)
+    return [p for score, p in scores if best > 0 and score == best]
+
+
+def speaks_of(sentence: str, predicate: Predicate) -> bool:
+    """Whether a sentence uses any of the relation's cue words: a sentence that does not cannot state it."""
+    return _mentions(sentence, cue_words(predicate))
+
+
+def _subject_first(predicate: Predicate) -> bool | None:
+    """Whether the relation's own wording names the subject before the object (None: no telling)."""
+    template = predicate.sentence
+    if "{subject}" not in template or "{object}" not in template:
+        return None
+    return template.index("{subject}") < template.index("{object}")
+
+
+def ground(triple: Triple, predicate: Predicate, sentence: str) -> Triple | None:
+    """The triple as the sentence supports it, or None when the sentence does not state it: the sentence
+    must speak of the relation (one of its cue words) and write the subject and the object. A pair the
+    model turned around ("Canopy ships with Gapfinder" from "Gapfinder ships with the Canopy tier") is put
+    back in the order the relation's wording gives them."""
+    if not speaks_of(sentence, predicate):
+        return None
+    if predicate.fixed_subject is not None:
+        obj = _part(triple.object, predicate, "object", sentence)
+        return Triple(predicate.fixed_subject, predicate.name, obj) if obj is not None else None
+    subject_raw, object_raw = triple.subject, triple.object
+    found = [normalise(v, None, sentence) for v in (subject_raw, object_raw)]
+    first = _subject_first(predicate)
+    if first is not None and all(found):
+        at = [sentence.casefold().find(v.casefold()) for v in found]  # type: ignore[union-attr]
+        if at[0] != at[1] and (at[0] < at[1]) != first:
+            subject_raw, object_raw = object_raw, subject_raw
+    subject = _part(subject_raw, predicate, "subject", sentence)
+    obj = _part(object_raw, predicate, "object", sentence)
+    if subject is None or obj is None or subject.casefold() == obj.casefold():
+        return None
+    return Triple(subject, predicate.name, obj)
+
+
+def _part(value: str, predicate: Predicate, role: str, sentence: str) -> str | None:
+    shape = predicate.subject_pattern if role == "subject" else predicate.object_pattern
+    found = normalise(value, shape, sentence)
+    return fit_to_wording(found, sentence, *_neighbours(predicate, role), shape) if found is not None else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Made-up names for examples.
+
+_ONSETS = ["Qu", "Zor", "Mal", "Ov", "Kel", "Bris", "Zent", "Vor", "Tam", "Ul", "Dra", "Pel", "Yor", "Fen", "Grav"]
+_CODAS = ["vex", "brin", "idra", "vane", "sol", "ara", "mund", "ith", "osk", "erra", "andt", "ulf", "ixa", "orne"]
+_SURNAMES = ["Marrow", "Quillon", "Abernathy", "Voskuijl", "Tremaine", "Okonkwo-Hale", "Lindqvist", "Ferreira"]
+_FIRST_NAMES = ["Ilka", "Tomasz", "Wrenna", "Odile", "Pim", "Saoirse", "Kwame", "Linnea", "Dario", "Yusra"]
+_NOUNS = ["service", "engine", "desk", "board", "tier", "squad", "team", "plan", "hub", "gateway"]
+_PHRASES = ["harbour crane scheduler", "invoice matching assistant", "cold storage monitor",
+            "fleet fuel tracker", "dock door planner", "parcel weighing station"]
+
+
+def _words() -> Iterator[str]:
+    # Walk onsets and codas on a diagonal, so neighbouring names share neither.
+    for i in range(len(_ONSETS) * len(_CODAS)):
+        yield _ONSETS[i % len(_ONSETS)] + _CODAS[(i + i // len(_ONSETS)) % len(_CODAS)]
+
+
+def _numbers() -> Iterator[str]:
+    for n in (73, 37, 81, 64, 19, 58, 93, 26, 45, 112, 7, 3):
+        yield str(n)
+    for whole, part in ((97, 25), (94, 5), (88, 75)):
+        yield f"{whole}.{part}"
+
+
+def _literal_prefix(shape: str) -> str:
+    """The literal words a shape starts with ("Tessaly \\w+" -> "Tessaly "), to build names that fit it."""
+    match = re.match(r"((?:[A-Za-z0-9]| (?![*+?{]))+)", shape)
+    return match.group(1) if match and not re.search(r"[\\\[(]", match.group(1)) else ""
+
+
+class MadeUpNames:
+    """Values that fit a shape and that the world never mentions; each is handed out once."""
+
+    def __init__(self, world_text: str):
+        self.world_text = world_text.casefold()
+        self.used: set[str] = set()  # words already handed out: no two values share one ("Quvex" / "Quvex Marrow")
+
+    @staticmethod
+    def _words(candidate: str, shape: str | None) -> set[str]:
+        """A value's own words: not the ones its shape spells out ("Tessaly" in "Tessaly \\w+")."""
+        fixed = set(re.findall(r"\w+", _literal_prefix(shape or "").casefold()))
+        return set(re.findall(r"\w+", candidate.casefold())) - fixed
+
+    def _fresh(self, candidate: str, shape: str | None) -> bool:
+        return candidate.casefold() not in self.world_text and not self._words(candidate, shape) & self.used
+
+    def _candidates(self, shape: str | None, compound: bool) -> Iterator[str]:
+        def fits(value: str) -> bool:
+            return shape is None or re.fullmatch(shape, value) is not None
+
+        prefix = _literal_prefix(shape or "")
+        names = list(_words())
+        # The most telling kind first: a phrase for a shape that takes one, a number for one that takes no name.
+        if fits(_PHRASES[0]):
+            yield from _PHRASES
+        if not fits(names[0]):
+            yield from _numbers()
+        singles = [prefix + n for n in names] + names
+        compounds = [f"{n} {_NOUNS[i % len(_NOUNS)]}" for i, n in enumerate(names)]
+        # A second example of a relation shows a two-word name where the shape allows one ("Quvex service").
+        yield from (compounds + singles) if compound else (singles + compounds)
+        for i in range(len(_FIRST_NAMES) * len(_SURNAMES)):
+            yield f"{_FIRST_NAMES[i % len(_FIRST_NAMES)]} {_SURNAMES[(i // len(_FIRST_NAMES) + i) % len(_SURNAMES)]}"
+        yield from _numbers()
+        yield from _PHRASES
+
+    def fit(self, shape: str | None, compound: bool = False) -> str:
+        for candidate in self._candidates(shape, compound):
+            if (shape is None or re.fullmatch(shape, candidate)) and self._fresh(candidate, shape):
+                self.used |= self._words(candidate, shape)
+                return candidate
+        raise ValueError(f"no made-up value fits the shape {shape!r}")

@@ -1,0 +1,192 @@
+"""Reading model replies without trusting them.
+
+A reply is text from a server: it may be JSON, JSON inside a code fence, prose, HTML, 10 MB, nested 5,000
+deep, or carry a 5,000-digit number. Every reader here works within caps and never raises past its
+boundary: it returns what it could use and a reason for what it could not. The `validate_*` functions are
+the strict form the call cache uses to decide whether a reply may be kept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .ontology import Ontology, Triple
+
+MAX_REPLY_CHARS = 32_768  # the same cap the client applies before caching
+MAX_DEPTH = 16  # {"facts": [{"subject": ...}]} is 3 deep
+MAX_NUMBER_DIGITS = 30
+MAX_FIELD_CHARS = 400  # one subject, object or answer
+MAX_FACTS = 64
+
+
+class UnreadableReply(ValueError):
+    """Why a reply could not be used, in a few words."""
+
+
+def _outermost_object(text: str) -> str:
+    # Small models wrap JSON in code fences or add a sentence: keep the outermost object.
+    start, end = text.find("{"), text.rfind("}")
+    return text[start:end + 1] if 0 <= start < end else text
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of brackets outside strings, scanned without recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _small_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise UnreadableReply(f"a number with more than {MAX_NUMBER_DIGITS} digits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_DIGITS + 10:
+        raise UnreadableReply("an overlong number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnreadableReply("a number that is not finite")
+    return value
+
+
+def _no_constants(name: str) -> Any:
+    raise UnreadableReply(f"{name} is not JSON")
+
+
+def read_json_object(content: Any) -> dict:
+    """The reply's outermost JSON object, within the caps; raises UnreadableReply otherwise."""
+    if not isinstance(content, str):
+        raise UnreadableReply("reply is not text")
+    if len(content) > MAX_REPLY_CHARS:
+        raise UnreadableReply(f"reply of {len(content):,} characters")
+    text = _outermost_object(content)
+    if _depth(text) > MAX_DEPTH:
+        raise UnreadableReply(f"reply nested more than {MAX_DEPTH} deep")
+    try:
+        data = json.loads(text, parse_int=_small_int, parse_float=_finite_float, parse_constant=_no_constants)
+    except UnreadableReply:
+        raise
+    except (ValueError, RecursionError):
+        raise UnreadableReply("reply is not JSON") from None
+    if not isinstance(data, dict):
+        raise UnreadableReply("reply is not a JSON object")
+    return data
+
+
+def _text(value: Any) -> str:
+    """A field as text: strings and plain numbers only (a model may write 49 for "49")."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return value.strip()[:MAX_FIELD_CHARS]
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Extraction replies: {"facts": [{"subject": ..., "predicate": ..., "object": ...}]}
+
+
+def validate_facts_reply(content: str) -> None:
+    """Raise unless the reply is a JSON object with a `facts` list: the shape the cache may keep (single
+    facts that are malformed are the model's own answer, kept and dropped at reading)."""
+    data = read_json_object(content)
+    if not isinstance(data.get("facts"), list):
+        raise UnreadableReply("reply has no facts list")
+
+
+def parse_facts(content: Any, ontology: Ontology) -> tuple[list[Triple], str]:
+    """Triples from a model reply, and a reason when something was dropped ("" when all was well). Never
+    raises."""
+    try:
+        data = read_json_object(content)
+    except UnreadableReply as e:
+        return [], str(e)
+    except Exception as e:  # noqa: BLE001 - the boundary: nothing in a reply may crash a run
+        return [], f"unreadable reply ({type(e).__name__})"
+    facts = data.get("facts")
+    if not isinstance(facts, list):
+        return [], "reply has no facts list"
+    triples, dropped = [], []
+    for item in facts[:MAX_FACTS]:
+        if not isinstance(item, dict):
+            dropped.append("a fact that is not an object")
+            continue
+        s, p, o = (_text(item.get(k)) for k in ("subject", "predicate", "object"))
+        if not (s and p and o):
+            dropped.append("a fact with an empty field")
+        elif p not in ontology:
+            dropped.append(f"unknown predicate {p[:40]!r}")
+        else:
+            triples.append(Triple(s, p, o))
+    if len(facts) > MAX_FACTS:
+        dropped.append(f"more than {MAX_FACTS} facts")
+    return triples, "; ".join(dict.fromkeys(dropped))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reader replies: {"answer": ..., "possibly_stale": true|false}
+
+
+def validate_answer_reply(content: str) -> None:
+    data = read_json_object(content)
+    if "answer" not in data:
+        raise UnreadableReply("reply has no answer field")
+
+
+def parse_answer(content: Any) -> tuple[str | None, bool, str]:
+    """(answer, possibly_stale, reason). The answer is None when the reply could not be used, and the
+    reason says why. Never raises."""
+    try:
+        data = read_json_object(content)
+    except UnreadableReply as e:
+        return None, False, str(e)
+    except Exception as e:  # noqa: BLE001 - the boundary: nothing in a reply may crash a run
+        return None, False, f"unreadable reply ({type(e).__name__})"
+    if "answer" not in data:
+        return None, False, "reply has no answer field"
+    return _text(data.get("answer")), data.get("possibly_stale") is True, ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One-relation replies: {"states": true|false, "subject": ..., "object": ...}
+
+
+def validate_relation_reply(content: str) -> None:
+    data = read_json_object(content)
+    if not isinstance(data.get("states"), bool):
+        raise UnreadableReply("reply has no states flag")
+
+
+def parse_relation(content: Any) -> tuple[bool, str, str, str]:
+    """(states, subject, object, reason): whether the sentence states the relation, and its two parts.
+    Never raises."""
+    try:
+        data = read_json_object(content)
+    except UnreadableReply as e:
+        return False, "", "", str(e)
+    except Exception as e:  # noqa: BLE001 - the boundary: nothing in a reply may crash a run
+        return False, "", "", f"unreadable reply ({type(e).__name__})"
+    if not isinstance(data.get("states"), bool):
+        return False, "", "", "reply has no states flag"
+    return data["states"], _text(data.get("subject")), _text(data.get("object")), ""

@@ -1,0 +1,116 @@
+"""A loopback OpenAI-compatible server that misbehaves on purpose, for the fault tests of the model path.
+
+Healthy, it answers like a model that reads perfectly: extraction calls (one sentence) with the facts the
+world's ontology finds in the sentence, reader calls with "unknown". Each fault mode breaks replies the way
+real servers and proxies do: poisoned JSON, truncated JSON, an HTML page with status 200, no choices, a
+10 MB reply, a reply slower than the client's timeout, HTTP 500, a dropped connection. A test double for
+the server, never for the system under test: the real `openai` client, the real study and a real DuckDB
+file run against it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from driftlab_dagster.core.ontology import Ontology
+from driftlab_dagster.model_server import free_port
+
+MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "error500", "dropped", "flaky")
+
+
+class FakeModelServer:
+    def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model"):
+        assert mode in MODES, mode
+        self.ontology, self.mode, self.model = ontology, mode, model
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.chat_requests = 0
+        self.authorizations: set[str] = set()  # the Authorization headers clients sent
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                return
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802 - the http.server API
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                               .encode())
+                else:
+                    self._send(404, b"{}")
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.chat_requests += 1
+                    n = server.chat_requests
+                    server.authorizations.add(self.headers.get("Authorization", ""))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b"{}")
+                    return
+                server.respond(self, request, n)
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    # ----- what a perfect reader would say
+    def healthy_content(self, request: dict) -> str:
+        system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+        if system.startswith("You read ONE sentence"):
+            facts = [t._asdict() for t in self.ontology.parse(user)]
+            return json.dumps({"facts": facts})
+        if "facts" in json.dumps(request.get("response_format") or {}):
+            return json.dumps({"facts": [t._asdict() for t in self.ontology.parse(user)]})
+        return json.dumps({"answer": "unknown", "possibly_stale": False})
+
+    def respond(self, handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+        mode = self.mode
+        content = self.healthy_content(request)
+        if mode == "poisoned":
+            content = '{"facts": ' + "[" * 5000 + "]" * 5000 + ', "n": ' + "9" * 5000 + "}"
+        elif mode == "truncated":
+            content = content[: max(1, len(content) // 2)]
+        elif mode == "huge":
+            content = '{"facts": [], "padding": "' + "x" * 10_000_000 + '"}'
+        elif mode == "flaky" and n % 5 == 0:  # one reply in five is not JSON: a fifth of the calls fail
+            content = "I think the answer is 49."
+        if mode == "html":
+            handler._send(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+            return
+        if mode == "error500":
+            handler._send(500, json.dumps({"error": {"message": "model crashed"}}).encode())
+            return
+        if mode == "dropped" and n % 7 == 3:  # a proxy resets a connection now and then; a retry gets through
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return
+        if mode == "slow" and n % 10 == 1:  # slower than the client's timeout, once in a while
+            time.sleep(2.5)
+        choices = [] if mode == "empty" else [{"index": 0, "finish_reason": "stop",
+                                               "message": {"role": "assistant", "content": content}}]
+        body = {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": self.model, "choices": choices,
+                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}
+        try:
+            handler._send(200, json.dumps(body).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout): nothing to answer
+
+    def __enter__(self) -> "FakeModelServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()

@@ -1,0 +1,116 @@
+"""Faults of the model server are outcomes, never poison: the headless command against a loopback server
+that misbehaves on purpose (poisoned, truncated, HTML, empty, huge, slow, 500 and dropped replies). After
+each, the run ends with a clear line, the call cache holds no unusable reply, and a rerun against a
+healthy server completes. Real processes, the real `openai` client, a real DuckDB file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from driftlab_dagster.core.replies import UnreadableReply, validate_answer_reply, validate_facts_reply
+from driftlab_dagster.core.world import load_world
+from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
+from driftlab_dagster_tests.support.fake_server import FakeModelServer
+
+SLICE = ["--scenario", "Fresh", "--until", "2026-09-08"]
+
+
+def _run(url: str, database, out, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
+    return subprocess.run([sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model",
+                           "--api", "openai", "--url", url, "--model", "fake-model", "--timeout", "1",
+                           "--database", str(database), "--out", str(out), *SLICE, *extra],
+                          capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=600)
+
+
+def _cached_replies_are_all_usable(database) -> int:
+    with duckdb.connect(str(database), read_only=True) as conn:
+        contents = [c for (c,) in conn.execute("SELECT content FROM model_calls WHERE kind = 'chat'").fetchall()]
+    for content in contents:
+        try:
+            validate_facts_reply(content)
+        except UnreadableReply:
+            validate_answer_reply(content)  # raises if the cache kept something unusable
+    return len(contents)
+
+
+@pytest.fixture(scope="module")
+def ontology():
+    return load_world(DEFAULT_WORLD).ontology
+
+
+@pytest.mark.parametrize("mode, complaint", [
+    ("poisoned", "reply nested more than 16 deep"),
+    ("truncated", "reply is not JSON"),
+    ("html", "reply has no choices"),  # the client cannot read an HTML page as a completion
+    ("empty", "reply has no choices"),
+    ("huge", "reply of 10,000,"),
+    ("error500", "HTTP 500"),
+])
+def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothing(ontology, tmp_path, mode,
+                                                                                   complaint):
+    database = tmp_path / "d.duckdb"
+    with FakeModelServer(ontology, mode) as server:
+        done = _run(server.url, database, tmp_path)
+        requests = server.chat_requests
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "model calls to" in done.stderr and complaint in done.stderr
+    # It stopped: a streak of 8 failed calls, each tried once in two reply formats the server may reject and
+    # at most 3 times in the plain one.
+    assert requests <= 8 * (2 + 3)
+    assert _cached_replies_are_all_usable(database) == 0
+
+    with FakeModelServer(ontology, "healthy") as healthy:
+        rerun = _run(healthy.url, database, tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    assert _cached_replies_are_all_usable(database) > 0
+    with duckdb.connect(str(database), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 200
+
+
+@pytest.mark.parametrize("mode", ["slow", "dropped"])
+def test_a_slow_reply_or_a_dropped_connection_is_retried_and_the_run_completes(ontology, tmp_path, mode):
+    with FakeModelServer(ontology, mode) as server:
+        done = _run(server.url, tmp_path / "d.duckdb", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("model calls: ")
+    assert ", 0 failed or came back unusable" in done.stdout
+    assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") > 0
+
+
+def test_a_run_with_too_many_unusable_replies_says_so_last_and_exits_non_zero(ontology, tmp_path):
+    with FakeModelServer(ontology, "flaky") as server:
+        done = _run(server.url, tmp_path / "d.duckdb", tmp_path)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert "failed or came back unusable" in last and "--max-failed-share 0.02" in last
+    assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") > 0
+    with FakeModelServer(ontology, "flaky") as server:  # a threshold the user chose lets it pass
+        done = _run(server.url, tmp_path / "d2.duckdb", tmp_path, "--max-failed-share", "0.5")
+    assert done.returncode == 0, done.stderr
+
+
+def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_database(ontology, tmp_path):
+    with FakeModelServer(ontology, "healthy") as server:
+        os.environ["OPENAI_API_KEY"] = "sk-test-123456"
+        try:
+            with_key = _run(server.url, tmp_path / "d.duckdb", tmp_path)
+        finally:
+            os.environ.pop("OPENAI_API_KEY")
+        sent = set(server.authorizations)
+        # A password in the URL (basic auth through a proxy) is used, and never printed.
+        with_password = _run(server.url.replace("http://", "http://reader:s3cret-pass@"), tmp_path / "d2.duckdb",
+                             tmp_path)
+    assert with_key.returncode == 0 and with_password.returncode == 0, with_key.stderr + with_password.stderr
+    assert sent == {"Bearer sk-test-123456"}  # bound from $OPENAI_API_KEY when the run started
+    printed = with_key.stdout + with_key.stderr + with_password.stdout + with_password.stderr
+    assert "s3cret-pass" not in printed and "sk-test-123456" not in printed
+    assert "***@127.0.0.1" in with_password.stdout
+    for database in (tmp_path / "d.duckdb", tmp_path / "d2.duckdb"):
+        dump = database.read_bytes()
+        assert b"s3cret-pass" not in dump and b"sk-test-123456" not in dump
