@@ -23,7 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--api", choices=["openai", "ollama"], default="openai")
     parser.add_argument("--out", default="data/model-0.5b")
-    parser.add_argument("--prompt", default="few-shot-v1")
+    parser.add_argument("--prompt", help="extraction prompt version (default: the settings' default)")
     parser.add_argument("extra", nargs="*", help="more `driftlab run` arguments")
     args = parser.parse_args()
     out = Path(args.out)
@@ -32,7 +32,8 @@ def main() -> None:
         url = llama.url if args.api == "openai" else adapter.url
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model",
-                        "--api", args.api, "--url", url, "--model", MODEL_ALIAS, "--prompt", args.prompt,
+                        "--api", args.api, "--url", url, "--model", MODEL_ALIAS,
+                        *(["--prompt", args.prompt] if args.prompt else []),
                         "--database", str(out / "driftlab.duckdb"), "--out", str(out), *args.extra], check=True)
         print(f"wall time {time.perf_counter() - started:.0f}s")
 

@@ -1,6 +1,6 @@
-"""The whole study on the shipped 0.5B model, cold, two ways in one run on one server: today's settings
-before issue 9 (page-level few-shot-v1 extraction, reader-v1) against the defaults (sentence-v1
-extraction, reader-v2). Each arm starts from an empty DuckDB file, so nothing is served from a cache
+"""The whole study on the shipped 0.5B model, cold, two ways in one run on one server: the settings
+before issue 9 (page-level few-shot-v1 extraction, reader-v1) against today's defaults (relation-v1
+extraction, reader-v3). Each arm starts from an empty DuckDB file, so nothing is served from a cache
 that the other arm filled; the arms alternate so both see the same machine.
 
     PYTHONPATH=. .venv/bin/python bench/model_speed.py [--rounds 1] [--out bench/out/speed]
@@ -24,7 +24,7 @@ from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 
 ARMS = {
     "before (few-shot-v1, reader-v1)": ["--prompt", "few-shot-v1", "--reader-prompt", "reader-v1"],
-    "now (sentence-v1, reader-v2)": ["--prompt", "sentence-v1", "--reader-prompt", "reader-v2"],
+    "now (the defaults: relation-v1, reader-v3)": [],
 }
 
 

@@ -58,8 +58,9 @@ class StudySettings(_Frozen):
     model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
     embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
     prompt: str = Field("relation-v1", description=f"extraction prompt version: {', '.join(PROMPT_VERSIONS)}")
-    reader_prompt: Literal["reader-v2", "reader-v1"] = Field(
-        "reader-v2", description="model reader version: reader-v2 (short replies, code's reasons to doubt shown "
+    reader_prompt: Literal["reader-v3", "reader-v2", "reader-v1"] = Field(
+        "reader-v3", description="model reader version: reader-v3 (plain-text answers from evidence cut to the "
+                                 "hop's statements), reader-v2 (short JSON replies, code's reasons to doubt shown "
                                  "to the model and hedging its answer) or reader-v1 (the post's)")
     timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
     replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")

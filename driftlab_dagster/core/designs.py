@@ -94,8 +94,16 @@ class Agent:
         self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
         self._naming = naming or (("the ",), (" team",))  # the world's (drop_prefixes, drop_suffixes)
         self.read_page = read_page  # the run's extractor, for code's reasons to doubt a model's answer
+        self.caller: frozenset[str] | None = None  # set per question by ask()
 
-    def ask(self, question: str, entity: str, hops: tuple[str, ...]) -> Answer:
+    def may_read(self, audience: str) -> bool:
+        """Whether the asker may see what a page with this audience says (None: no permissions in play)."""
+        return self.caller is None or audience in self.caller
+
+    def ask(self, question: str, entity: str, hops: tuple[str, ...], caller: frozenset[str] | None = None) -> Answer:
+        """Answer hop by hop as `caller` (the audiences the asker holds): retrieval and graph look-ups drop
+        what the caller may not read before any evidence reaches the reader."""
+        self.caller = caller
         current, hedged, flagged, phrase, why = entity, False, False, False, []
         for i, predicate in enumerate(hops):
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
@@ -123,7 +131,7 @@ class Agent:
         """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
         winning claim (a model reader gets it as its evidence). The hedge is code's, never the model's."""
         assert self.governed is not None
-        resolution = self.governed.resolve(entity, predicate)
+        resolution = self.governed.resolve(entity, predicate, self.may_read)
         if resolution.value is None:
             return HopAnswer(None, resolution.hedged, resolution.why)  # "I don't know", no model call
         if isinstance(self.reader, DeterministicReader):
@@ -142,7 +150,7 @@ class Agent:
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []
         if self.design.uses_pages:
-            for page in self.retriever.top(query, TOP_K):
+            for page in self.retriever.top(query, TOP_K, self.caller):
                 evidence.append(Evidence(f"{page.title}\n{page.body}", f"{page.id}@v{page.version}",
                                          page.updated_at, False, None, page.id in self._ahead, page))
         return evidence
@@ -157,7 +165,7 @@ class Agent:
             Evidence(self.ontology.render(rename, name, alias), "graph:alias", dt.datetime.min, True)
             for alias in (self.store.aliases_of(entity_id) if rename else [])
         ]
-        facts = self.store.facts_about(entity_id, predicate)
+        facts = [f for f in self.store.facts_about(entity_id, predicate) if self.may_read(f.audience)]
         if not facts:
             return evidence
         groups: dict[str, list] = {}  # case-insensitive object -> facts, in order of first appearance

@@ -10,7 +10,7 @@ from .governed import GovernedResolver, GovernedStore
 from .readers import Reader
 from .retrieval import Bm25Retriever
 from .store import Store
-from .world import World
+from .world import Question, World
 
 RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome", "hedged", "answer", "expected", "why"]
 # Ours, after the post's: a model reader's possibly_stale flag and hedge phrases, recorded apart.
@@ -26,6 +26,15 @@ def matches(answer: str | None, expected: str) -> bool:
     if answer is None:
         return False
     return re.search(rf"(^|\W){re.escape(_normalise(expected))}($|\W)", _normalise(answer)) is not None
+
+
+def outcome_of(answer: str | None, question: Question) -> str:
+    """correct, wrong or abstain. When the knowledge base does not say ("none"), abstaining is right."""
+    if question.expects_none:
+        return "correct" if answer is None else "wrong"
+    if answer is None:
+        return "abstain"
+    return "correct" if any(matches(answer, a) for a in question.accepted or (question.expected,)) else "wrong"
 
 
 def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,
@@ -48,11 +57,10 @@ def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reade
                       naming=(tuple(world.spec.naming.drop_prefixes), tuple(world.spec.naming.drop_suffixes)),
                       read_page=read)
         for q in world.questions_at(step):
-            answer = agent.ask(q.text, q.entity, q.hops)
-            outcome = "abstain" if answer.value is None else "correct" if matches(answer.value, q.expected) else "wrong"
+            answer = agent.ask(q.text, q.entity, q.hops, q.caller)
             rows.append({
                 "scenario": scenario, "design": design.value, "step": step, "question": q.id,
-                "drifted": q.event > 0 and step >= q.event, "outcome": outcome, "hedged": answer.hedged,
+                "drifted": q.drifted, "outcome": outcome_of(answer.value, q), "hedged": answer.hedged,
                 "answer": answer.value or "", "expected": q.expected, "why": answer.why,
                 "model_flagged": answer.flagged, "hedge_phrase": answer.phrase,
             })

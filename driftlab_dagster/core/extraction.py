@@ -12,12 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from .ontology import Ontology, Triple
 from .store import Store, StoredPage
-from .world import EventSpec, World
+from .world import World
 
 if TYPE_CHECKING:
     from .governed import GovernedStore
@@ -142,28 +142,36 @@ def full_reextract(store: Store, extractor: Extractor, at: dt.datetime, event: i
 
 def patch_changed_pages(store: Store, extractor: Extractor, at: dt.datetime, event: int,
                         governed: "GovernedStore | None" = None) -> CostSample:
-    changed = store.sorted_pages(store.pages_changed_since_extraction())
-    return extract_pages(store, extractor, changed, at, PATCH_PAGES, event, governed)
+    """Re-read the pages changed since the last extraction; drop what deleted pages said."""
+    pending = store.pages_changed_since_extraction()
+    writes_before = store.graph_writes
+    for gone in [pid for pid in pending if pid not in store.pages]:
+        store.forget_page(gone)
+        if governed is not None:
+            governed.forget_page(gone, at)
+    forgotten = store.graph_writes - writes_before
+    sample = extract_pages(store, extractor, store.sorted_pages(pending), at, PATCH_PAGES, event, governed)
+    return replace(sample, graph_writes=sample.graph_writes + forgotten)
 
 
-def patch_from_record(store: Store, world: World, event: EventSpec,
+def patch_from_record(store: Store, world: World, step: int,
                       governed: "GovernedStore | None" = None) -> CostSample:
     """No pages are read: the change comes from the system that owns the fact (HR, billing, CMDB)."""
     started = time.perf_counter()
     writes_before = store.graph_writes
-    at = world.checkpoints[event.id].at
-    kind, change = world.record_change(event)
-    if kind == "rename":
-        new_name, old_name = change  # type: ignore[misc]
-        store.apply_rename(new_name, old_name)
-        if governed is not None:
-            governed.rename(new_name, old_name, at)
-    else:
-        subject, predicate, obj = change  # type: ignore[misc]
-        store.replace_fact(subject, predicate, obj, event.record.source, at)
-        if governed is not None:
-            governed.apply_record(subject, predicate, obj, event.record.source, at)
-    return CostSample(PATCH_RECORD, event.id, 0, 0, 0, store.graph_writes - writes_before, _ms_since(started), False)
+    at = world.checkpoints[step].at
+    for kind, change, source in world.record_changes(step):
+        if kind == "rename":
+            new_name, old_name = change
+            store.apply_rename(new_name, old_name)
+            if governed is not None:
+                governed.rename(new_name, old_name, at)
+        else:
+            subject, predicate, obj = change
+            store.replace_fact(subject, predicate, obj, source, at)
+            if governed is not None:
+                governed.apply_record(subject, predicate, obj, source, at)
+    return CostSample(PATCH_RECORD, step, 0, 0, 0, store.graph_writes - writes_before, _ms_since(started), False)
 
 
 def _ms_since(started: float) -> int:

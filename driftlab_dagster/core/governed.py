@@ -45,6 +45,7 @@ class GovernedFact:
     valid_to: dt.datetime | None
     recorded_at: dt.datetime
     retracted_at: dt.datetime | None
+    audience: str = "public"  # the audience of the page it came from
 
 
 @dataclass(frozen=True)
@@ -130,11 +131,11 @@ class GovernedStore:
 
     # ---------- writes ----------
     def _record(self, entity_id: int, predicate: str, obj: str, source: str, version: int, extractor: str,
-                valid_from: dt.datetime, at: dt.datetime) -> None:
+                valid_from: dt.datetime, at: dt.datetime, audience: str = "public") -> None:
         fact_id = max(self.facts, default=0) + 1
         self.facts[fact_id] = GovernedFact(fact_id, entity_id, predicate, obj, source, version,
                                            self.world.authority_rank(source, predicate), extractor, valid_from,
-                                           FOREVER, at, None)
+                                           FOREVER, at, None, audience)
 
     def _retract(self, fact: GovernedFact, at: dt.datetime, valid_to: dt.datetime | None) -> None:
         self.facts[fact.id] = replace(fact, retracted_at=at, valid_to=valid_to)
@@ -163,13 +164,26 @@ class GovernedStore:
                 if fact.source_version != page.version:  # confirmed by the new version: re-record, same validity
                     self._retract(fact, at, FOREVER)
                     self._record(fact.entity_id, fact.predicate, fact.object, page.id, page.version, extractor,
-                                 fact.valid_from, at)
+                                 fact.valid_from, at, page.audience)
                 del said[key]
             else:  # the page no longer says it: it stopped being true when the page changed
                 self._retract(fact, at, page.updated_at)
         for (entity_id, predicate, _), obj in said.items():
-            self._record(entity_id, predicate, obj, page.id, page.version, extractor, page.updated_at, at)
+            self._record(entity_id, predicate, obj, page.id, page.version, extractor, page.updated_at, at,
+                         page.audience)
         self.extractions[page.id] = (page.version, at)
+
+    def forget_page(self, page_id: str, at: dt.datetime) -> None:
+        """A deleted page: what it said stopped being true when the graph learned it was gone."""
+        for fact in [f for f in self.active() if f.source == page_id]:
+            self._retract(fact, at, at)
+        self.extractions.pop(page_id, None)
+
+    def rename_page(self, old_id: str, new_id: str) -> None:
+        """A moved page keeps its facts under its new id (nothing it said stopped being true)."""
+        self.facts = {i: replace(f, source=new_id) if f.source == old_id else f for i, f in self.facts.items()}
+        if old_id in self.extractions:
+            self.extractions[new_id] = self.extractions.pop(old_id)
 
     def apply_record(self, subject: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
         """A system-of-record fact, keyed by the canonical entity, so it reaches every spelling."""
@@ -208,7 +222,7 @@ class GovernedStore:
         store = cls(world)
         fields = GovernedFact.__dataclass_fields__
         for row in facts:
-            f = GovernedFact(**{k: row[k] for k in fields})
+            f = GovernedFact(**{k: row[k] for k in fields if k in row})
             store.facts[f.id] = f
         store.names = [EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names]
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
@@ -256,18 +270,23 @@ class GovernedResolver:
     def _same_entity(self, subject: str, entity_id: int) -> bool:
         return self.entity(subject) == entity_id
 
-    def resolve(self, name: str, predicate: str) -> Resolution:
+    def resolve(self, name: str, predicate: str, may_read: Callable[[str], bool] | None = None) -> Resolution:
+        """The governed value of (name, predicate) from what a caller may read (`may_read(audience)`):
+        facts and newer pages it may not read are dropped before anything is weighed."""
+        may_read = may_read or (lambda audience: True)
         entity_id = self.entity(name)
         if entity_id is None:
             return Resolution(None, False, "not in graph")
         candidates: list[Candidate] = []
         for fact in self.store.active():
-            if fact.entity_id != entity_id or fact.predicate != predicate:
+            if fact.entity_id != entity_id or fact.predicate != predicate or not may_read(fact.audience):
                 continue
             if fact.source in self.ahead:
                 continue  # replaced below by what the newer version of that page says
             candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
         for page_id, (page, triples) in self.ahead.items():
+            if not may_read(page.audience):
+                continue
             for t in triples:
                 if t.predicate == predicate and self._same_entity(t.subject, entity_id):
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),

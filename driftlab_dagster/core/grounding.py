@@ -51,7 +51,7 @@ def _neighbours(predicate: Predicate, role: str) -> tuple[str, str]:
     the subject of 'The {object} squad runs {subject} day to day.')."""
     template = predicate.sentence
     at = template.find("{" + role + "}")
-    if at < 0:
+    if at < 0 or predicate.open:
         return "", ""
     before = re.findall(r"[A-Za-z0-9]+", re.sub(r"\{\w+\}", " ", template[:at]))
     after = re.findall(r"[A-Za-z0-9]+", re.sub(r"\{\w+\}", " ", template[at + len(role) + 2:]))
@@ -115,6 +115,11 @@ def likeliest_relations(sentence: str, predicates: list[Predicate]) -> list[Pred
     return [p for score, p in scores if best > 0 and score == best]
 
 
+def speaks_of_any(sentence: str, cues: set[str]) -> bool:
+    """Whether a sentence uses any of these cue words."""
+    return _mentions(sentence, cues)
+
+
 def speaks_of(sentence: str, predicate: Predicate) -> bool:
     """Whether a sentence uses any of the relation's cue words: a sentence that does not cannot state it."""
     return _mentions(sentence, cue_words(predicate))
@@ -123,8 +128,8 @@ def speaks_of(sentence: str, predicate: Predicate) -> bool:
 def _subject_first(predicate: Predicate) -> bool | None:
     """Whether the relation's own wording names the subject before the object (None: no telling)."""
     template = predicate.sentence
-    if "{subject}" not in template or "{object}" not in template:
-        return None
+    if predicate.open or "{subject}" not in template or "{object}" not in template:
+        return None  # an open relation's wording is prose's own: it says nothing about order
     return template.index("{subject}") < template.index("{object}")
 
 

@@ -11,20 +11,24 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from driftlab_dagster.config import PROMPT_VERSIONS
 
 from .extraction import Extraction, extraction_prompt
-from .grounding import MadeUpNames, ground, likeliest_relations
+from .grounding import MadeUpNames, cue_words, ground, likeliest_relations, speaks_of_any
 from .models import CachedClient, ModelCallFailed
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple, split_sentences
 from .readers import Evidence, HopAnswer
 from .replies import (
+    STALE_MARKER,
     parse_answer,
+    parse_plain_answer,
     parse_facts,
     parse_relation,
     validate_answer_reply,
     validate_facts_reply,
+    validate_plain_answer,
     validate_relation_reply,
 )
 from .store import StoredPage
@@ -117,6 +121,9 @@ def relation_prompts(ontology: Ontology, world_text: str) -> dict[str, str]:
     for i, p in enumerate(ontology.predicates):
         names = MadeUpNames(world_text)
         other = ontology.predicates[(i + 1) % len(ontology.predicates)]
+        if p.open:  # a relation declared by description: its own examples, if the world gives some
+            prompts[p.name] = _open_relation_prompt(p, other, i)
+            continue
         fields = '"states": true, "object": ""' if p.fixed_subject else '"states": true, "subject": "", "object": ""'
         lines = [
             "You check whether ONE sentence from a company wiki states this relation, and copy its parts.",
@@ -144,6 +151,30 @@ def relation_prompts(ontology: Ontology, world_text: str) -> dict[str, str]:
     return prompts
 
 
+def _open_relation_prompt(p: Predicate, other: Predicate, i: int) -> str:
+    def reply(states: bool, subject: str = "", obj: str = "") -> str:
+        return json.dumps({"states": states, **({} if p.fixed_subject else {"subject": subject}), "object": obj},
+                          ensure_ascii=False)
+
+    fields = '"states": true, "object": ""' if p.fixed_subject else '"states": true, "subject": "", "object": ""'
+    lines = [
+        "You check whether ONE passage from a company wiki states this relation, and copy its parts.",
+        f"Relation {p.name}: {p.meaning}.",
+        f"Reply with JSON only: {{{fields}}}; states is false when the passage does not state it.",
+        "Copy the parts from the passage, word for word, and nothing else.",
+    ]
+    examples = [(s, subj, obj) for s, subj, obj in p.examples[:2]]
+    decoys = [s for s, _, _ in other.examples[:1]] if other is not p else []
+    if examples or decoys:
+        lines += ["", "Examples:"]
+    for sentence, subject, obj in examples:
+        lines += [f"Passage: {sentence}", "JSON: " + reply(True, subject, obj)]
+    for sentence in decoys:
+        lines += [f"Passage: {sentence}", "JSON: " + reply(False)]
+    lines += [f"Passage: {_NOT_FACTS[i % len(_NOT_FACTS)]}", "JSON: " + reply(False)]
+    return "\n".join(lines)
+
+
 # Sentences with numbers, names and durations that state none of a world's relations.
 _NOT_FACTS = ["The office has a rooftop garden and lunch is served at noon.",
               "Write the incident summary within three working days.",
@@ -168,11 +199,12 @@ def model_extractor_id(model: str, prompt_version: str, ontology: Ontology, worl
     return f"model:{model}:{prompt_version}:{prompt_hash(text)}"
 
 
-READER_PROMPTS = ("reader-v2", "reader-v1")
+READER_PROMPTS = ("reader-v3", "reader-v2", "reader-v1")
 
 
-def model_reader_id(model: str, version: str = "reader-v2") -> str:
-    return f"model:{model}:{version}:{prompt_hash(NAIVE_PROMPT + VERSIONED_PROMPT)}"
+def model_reader_id(model: str, version: str = "reader-v3") -> str:
+    prompts = PLAIN_NAIVE_PROMPT + PLAIN_VERSIONED_PROMPT if version == "reader-v3" else NAIVE_PROMPT + VERSIONED_PROMPT
+    return f"model:{model}:{version}:{prompt_hash(prompts)}"
 
 
 @dataclass
@@ -201,13 +233,15 @@ class ModelExtractor:
     ground = True  # keep only what the sentence states (the extraction bench turns it off to measure it)
 
     def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = "relation-v1",
-                 extractor_id: str | None = None, world_text: str = ""):
+                 extractor_id: str | None = None, world_text: str = "",
+                 units: Callable[[str], list[str]] = split_sentences):
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of {EXTRACTION_PROMPTS}")
         self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
         self.prompt = extraction_prompt_text(ontology, prompt_version, world_text)
         self.schema = extraction_schema(ontology, max_facts=4 if prompt_version == "sentence-v1" else None)
         self.relations = (relation_prompts(ontology, world_text) if prompt_version == "relation-v1" else {})
+        self.units = units  # how a page splits into what one call reads: sentences, or prose units
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
         self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
 
@@ -215,7 +249,7 @@ class ModelExtractor:
         if self.prompt_version not in ("sentence-v1", "relation-v1"):
             return self._extract_page(page)
         tally = _Tally()
-        for sentence in split_sentences(page.body):
+        for sentence in self.units(page.body):
             if len(sentence) > MAX_SENTENCE_CHARS:
                 continue  # no fact sentence is this long (the ontology never matches one either)
             found = (self._sentence(sentence, tally) if self.prompt_version == "sentence-v1"
@@ -290,11 +324,67 @@ VERSIONED_PROMPT = "\n".join([
     "If a page about the same subject is marked as changed since the graph last read it, set possibly_stale to true.",
     'If the evidence does not contain the answer, use "unknown" as the answer.',
 ])
+# reader-v3: the answer alone, as plain text. No JSON grammar to sample under and a reply of a few tokens:
+# most of a call's time is then reading the prompt, which focused evidence keeps short.
+PLAIN_NAIVE_PROMPT = "\n".join([
+    "Answer the question using only the evidence.",
+    "Reply with the answer alone: a number, a name or a few words. If the evidence does not say, reply unknown.",
+])
+PLAIN_VERSIONED_PROMPT = "\n".join([
+    "Answer the question using only the evidence.",
+    "Reply with the answer alone: a number, a name or a few words. If the evidence does not say, reply unknown.",
+    "Each evidence item has a date; graph facts also show when they were extracted.",
+    f"If items disagree, answer from the newest and end your reply with {STALE_MARKER}.",
+])
 _HEDGE_PHRASES = re.compile(r"\b(might|may) be (out ?dated|stale)|not sure|as of|possibly outdated|conflict",
                             re.IGNORECASE)
 
 
-def evidence_block(evidence: list[Evidence], versioned: bool) -> str:
+MAX_EVIDENCE_CHARS = 900  # one page's share of a prompt a small model reads well (and fits its context)
+
+
+def focus(text: str, entity: str, limit: int = MAX_EVIDENCE_CHARS) -> str:
+    """A long page cut to the passages that name the entity (then the page's start), at most `limit`
+    characters, in page order. Short pages (every templated one) pass unchanged."""
+    if len(text) <= limit:
+        return text
+    from .corpus import prose_units
+
+    units = prose_units(text)
+    words = [w for w in re.findall(r"\w+", entity.casefold()) if len(w) > 2]
+    about = [i for i, u in enumerate(units) if any(w in u.casefold() for w in words)]
+    return _keep(units, about + list(range(len(units))), limit)
+
+
+def focus_on(text: str, entity: str, cues: set[str], limit: int = MAX_EVIDENCE_CHARS) -> str:
+    """The page's opening line and only the statements that bear on one hop: those naming the entity and
+    using the relation's words, else those naming the entity, else those using the relation's words (a
+    relation about the company names no entity). A page with none of them is reduced to its opening."""
+    from .corpus import prose_units
+
+    units = prose_units(text)
+    if not units:
+        return text[:limit]
+    name = entity.casefold().strip()
+    names = [bool(name) and name in u.casefold() for u in units]
+    speaks = [speaks_of_any(u, cues) for u in units]
+    tiers = ([i for i in range(len(units)) if names[i] and speaks[i]], [i for i in range(len(units)) if names[i]],
+             [i for i in range(len(units)) if speaks[i]])
+    chosen = next((tier for tier in tiers if tier), [])
+    return _keep(units, [0, *chosen], limit)
+
+
+def _keep(units: list[str], order: list[int], limit: int) -> str:
+    """Units taken in `order` while they fit in `limit` characters, written back in page order."""
+    keep: list[int] = []
+    for i in order:
+        if i not in keep and sum(len(units[j]) + 1 for j in keep) + len(units[i]) <= limit:
+            keep.append(i)
+    return " ".join(units[i] for i in sorted(keep))
+
+
+def evidence_block(evidence: list[Evidence], versioned: bool, entity: str = "", cues: set[str] | None = None) -> str:
+    """One line per evidence item; with `cues` (reader-v3), each item cut to the statements on the hop."""
     lines = []
     for e in evidence:
         tag = ""
@@ -303,27 +393,35 @@ def evidence_block(evidence: list[Evidence], versioned: bool) -> str:
             extracted = f", extracted {e.extracted_at:%Y-%m-%d}" if e.extracted_at else ""
             changed = ", changed since the graph last read it" if e.page_ahead_of_graph else ""
             tag = f"[{'graph' if e.from_graph else 'page'} {e.source}, {dated}{extracted}{changed}] "
-        lines.append(f"- {tag}{e.text}")
+        text = focus(e.text, entity) if cues is None else focus_on(e.text, entity, cues)
+        lines.append(f"- {tag}{text}")
     return "\n".join(lines)
 
 
 class ModelReader:
-    """Asks a local model for one hop's answer as JSON. Staleness is recorded apart three ways: the model's
-    own possibly_stale flag, hedge phrases in its answer text, and (reader-v2) code's reasons to doubt.
+    """Asks a local model for one hop's answer. Staleness is recorded apart three ways: the model's own
+    flag (possibly_stale, or reader-v3's end marker), hedge phrases in its answer text, and (reader-v2 on)
+    code's reasons to doubt.
 
-    reader-v1 is the post's reader. reader-v2 caps the reply at ANSWER_TOKENS (an answer is a few words)
-    and takes code's signals for the versioned design: they are shown to the model as one more line of
-    evidence, and they hedge the answer whatever the model says, because a 0.5B model never hedges itself.
+    reader-v1 is the post's reader: JSON under a grammar. reader-v2 caps the reply at 48 tokens and takes
+    code's signals for the versioned design: they are shown to the model as one more line of evidence,
+    and they hedge the answer whatever the model says, because a 0.5B model never hedges itself. reader-v3
+    (the default) asks for the answer alone as plain text and shows each evidence item cut to the
+    statements on the hop: no grammar to sample under, a reply of a few tokens and a prompt about half as
+    long, so a call costs about half as much, and a page edit elsewhere on the page leaves the prompt, and
+    so its cached reply, unchanged.
     """
 
     ANSWER_TOKENS = 48
+    PLAIN_ANSWER_TOKENS = 24  # a name, a number, or "unknown", and the marker
 
     def __init__(self, ontology: Ontology, client: CachedClient, reader_id: str | None = None,
-                 version: str = "reader-v2"):
+                 version: str = "reader-v3"):
         if version not in READER_PROMPTS:
             raise ValueError(f"unknown reader prompt {version!r}: use one of {READER_PROMPTS}")
         self.ontology, self.client, self.version = ontology, client, version
         self.takes_signals = version != "reader-v1"
+        self.plain = version == "reader-v3"
         self.id = reader_id or model_reader_id(client.model, version)
 
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
@@ -333,15 +431,20 @@ class ModelReader:
             return HopAnswer(None, False, "no evidence")
         signals = signals if self.takes_signals else None
         checks = f"\nChecks by code: {'; '.join(signals)}." if signals else ""
-        user = (f"Evidence:\n{evidence_block(evidence, versioned)}{checks}\n\n"
+        cues = cue_words(self.ontology[predicate]) if self.plain else None
+        user = (f"Evidence:\n{evidence_block(evidence, versioned, entity, cues)}{checks}\n\n"
                 f"Question: {self.ontology[predicate].sub_question(entity)}")
         try:
-            reply = self.client.chat_json(VERSIONED_PROMPT if versioned else NAIVE_PROMPT, user, _ANSWER_SCHEMA,
-                                          self.ANSWER_TOKENS if self.takes_signals else None,
-                                          validate=validate_answer_reply)
+            if self.plain:
+                reply = self.client.chat_json(PLAIN_VERSIONED_PROMPT if versioned else PLAIN_NAIVE_PROMPT, user, None,
+                                              self.PLAIN_ANSWER_TOKENS, validate=validate_plain_answer)
+            else:
+                reply = self.client.chat_json(VERSIONED_PROMPT if versioned else NAIVE_PROMPT, user, _ANSWER_SCHEMA,
+                                              self.ANSWER_TOKENS if self.takes_signals else None,
+                                              validate=validate_answer_reply)
         except ModelCallFailed as e:
             return HopAnswer(None, False, f"model call failed: {e}")
-        answer, flagged, problem = parse_answer(reply.content)
+        answer, flagged, problem = (parse_plain_answer if self.plain else parse_answer)(reply.content)
         if answer is None:
             return HopAnswer(None, False, problem)
         phrase = bool(_HEDGE_PHRASES.search(answer))

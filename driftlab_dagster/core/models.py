@@ -119,7 +119,9 @@ class ModelClient(Protocol):
     model: str
     embed_model: str
 
-    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply: ...
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
+        """A temperature-0 reply: JSON under `schema` when one is given, plain text when it is None."""
+        ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
@@ -182,7 +184,7 @@ class OllamaClient:
         if max_tokens:
             options["num_predict"] = max_tokens
         reply = self._call(lambda: self._client.chat(
-            model=self.model, stream=False, format=schema or "json", options=options,
+            model=self.model, stream=False, format=schema, options=options,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         ))
         content = getattr(getattr(reply, "message", None), "content", None)
@@ -266,6 +268,8 @@ class OpenAICompatibleClient:
                 **({"response_format": fmt} if fmt else {}))
 
         started = time.perf_counter()
+        if schema is None:  # plain text: no structured-output form to choose
+            return self._reply(self._call(lambda: create("none")), started)
         if self.response_format is not None:
             return self._reply(self._call(lambda: create(self.response_format)), started)
         # The first call finds the structured-output form this server takes: a form it rejects (HTTP 4xx, or
@@ -436,6 +440,11 @@ class CachedClient:
     # Calls that failed in this session, by key: asked again (another scenario re-reading the same page),
     # they fail the same way without troubling the server. Never persisted: the next run asks again.
     failed_keys: dict[str, ModelCallFailed] = field(default_factory=dict)
+    # Keys whose reply was unusable in an earlier run: asked again (the server may have been fixed), but a
+    # second unusable reply is that prompt's trouble, not news about the server, so it does not extend the
+    # streak. `new_failures` (key -> (model, reason)) is what this run adds, for the caller to persist.
+    known_invalid: set[str] = field(default_factory=set)
+    new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def model(self) -> str:
@@ -485,7 +494,9 @@ class CachedClient:
             except ReplyInvalid as e:
                 self.spend.invalid += 1
                 self.failed_keys[key] = e
-                self._failed(e)
+                self.new_failures[key] = (self.inner.model, str(e))
+                if key not in self.known_invalid:
+                    self._failed(e)
                 raise
             self.failure_streak = 0
             entry = CacheEntry(key, "chat", self.inner.model, reply.content, reply.input_tokens, reply.output_tokens,

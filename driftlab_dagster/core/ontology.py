@@ -43,6 +43,8 @@ class Predicate:
     question: str  # the sub-question a model reader is asked, with {subject}
     query: str  # words appended to the entity for a retrieval query on a later hop
     is_rename: bool = False
+    examples: tuple[tuple[str, str, str], ...] = ()  # worked examples (sentence, subject, object), open relations
+    open: bool = False  # declared by name and description only: its sentence shows a stored fact, never parses prose
 
     def render(self, subject: str, obj: str) -> str:
         return self.sentence.replace("{subject}", subject).replace("{object}", obj)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from .ontology import Ontology, Triple
@@ -166,6 +167,49 @@ def parse_answer(content: Any) -> tuple[str | None, bool, str]:
     if "answer" not in data:
         return None, False, "reply has no answer field"
     return _text(data.get("answer")), data.get("possibly_stale") is True, ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Plain answers (reader-v3): the answer alone, as text, maybe ending with a staleness marker.
+
+STALE_MARKER = "(possibly outdated)"
+_MARKER = re.compile(r"\(?\s*possibly\s+(?:outdated|stale)\s*\)?\s*\.?\s*$", re.IGNORECASE)
+
+
+def validate_plain_answer(content: str) -> None:
+    """A usable plain answer is one short line of printable text (a JSON object with an answer also
+    passes: small models sometimes reply in the shape they were trained on)."""
+    if not isinstance(content, str):
+        raise UnreadableReply("reply is not text")
+    text = content.strip()
+    if not text:
+        raise UnreadableReply("empty reply")
+    if text.startswith("{"):
+        validate_answer_reply(text)
+        return
+    first = text.splitlines()[0].strip()
+    if len(first) > MAX_FIELD_CHARS:
+        raise UnreadableReply(f"answer longer than {MAX_FIELD_CHARS} characters")
+    if any(ord(ch) < 32 and ch != "\t" for ch in first):
+        raise UnreadableReply("answer has control characters")
+
+
+def parse_plain_answer(content: Any) -> tuple[str | None, bool, str]:
+    """(answer, marked stale, reason) from a plain-text reply: its first line, without quotes, a final
+    full stop or the staleness marker. None (with the reason) when the reply cannot be used. Never raises."""
+    try:
+        validate_plain_answer(content)
+        text = content.strip()
+        if text.startswith("{"):
+            return parse_answer(text)
+        line = text.splitlines()[0].strip()
+        marked = _MARKER.search(line) is not None
+        line = _MARKER.sub("", line).strip().strip("\"'`*").strip()
+        return line.rstrip(".").strip()[:MAX_FIELD_CHARS], marked, ""
+    except UnreadableReply as e:
+        return None, False, str(e)
+    except Exception as e:  # noqa: BLE001 - the boundary: nothing in a reply may crash a run
+        return None, False, f"unreadable reply ({type(e).__name__})"
 
 
 # ---------------------------------------------------------------------------------------------------------

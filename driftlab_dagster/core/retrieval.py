@@ -36,22 +36,27 @@ class Bm25Retriever:
 
     def __init__(self, pages: list[StoredPage]):
         self.pages = sorted(pages, key=lambda p: p.id)
+        self.readable = _Readable(self.pages)
         # Never pass rank-bm25 a tokenizer: it would open a process pool it never closes.
         corpus = [tokenize(f"{p.title} {p.body}") for p in self.pages]
         self._bm25 = _LuceneIdfBM25(corpus, k1=K1, b=B) if any(corpus) else None
         self._cache: dict[tuple[str, int], list[StoredPage]] = {}
 
-    def top(self, query: str, k: int = 3) -> list[StoredPage]:
-        cached = self._cache.get((query, k))
+    def top(self, query: str, k: int = 3, caller: frozenset[str] | None = None) -> list[StoredPage]:
+        """The k best pages the caller may read (its audiences): pages it may not are dropped before the
+        ranking is cut to k, so a restricted page never takes a place, nor reaches the reader."""
+        key = (query, k, caller)
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
         terms = list(dict.fromkeys(tokenize(query)))  # each distinct term once, in order
         if self._bm25 is None or not terms:
             return []
         scores = self._bm25.get_scores(terms)
-        order = sorted((i for i in range(len(self.pages)) if scores[i] > 0), key=lambda i: (-scores[i], self.pages[i].id))
+        order = sorted((i for i in self.readable(caller) if scores[i] > 0),
+                       key=lambda i: (-scores[i], self.pages[i].id))
         hits = [self.pages[i] for i in order[:k]]
-        self._cache[(query, k)] = hits
+        self._cache[key] = hits
         return hits
 
     def scores(self, query: str) -> np.ndarray:
@@ -70,25 +75,44 @@ class EmbeddingRetriever:
 
     def __init__(self, pages: list[StoredPage], client) -> None:  # type: ignore[no-untyped-def]
         self.pages = sorted(pages, key=lambda p: p.id)
+        self.readable = _Readable(self.pages)
         self.client = client
         vectors = client.embed([f"{p.title}\n{p.body}" for p in self.pages]) if self.pages else []
         self.matrix = _unit_rows(np.asarray(vectors, dtype=np.float32)) if vectors else np.zeros((0, 0), np.float32)
         self._cache: dict[tuple[str, int], list[StoredPage]] = {}
 
-    def top(self, query: str, k: int = 3) -> list[StoredPage]:
-        if (query, k) in self._cache:
-            return self._cache[(query, k)]
+    def top(self, query: str, k: int = 3, caller: frozenset[str] | None = None) -> list[StoredPage]:
+        key = (query, k, caller)
+        if key in self._cache:
+            return self._cache[key]
         if not self.pages or not query.strip():
             return []
         q = _unit_rows(np.asarray(self.client.embed([query]), dtype=np.float32))[0]
         scores = self.matrix @ q
-        order = sorted(range(len(self.pages)), key=lambda i: (-float(scores[i]), self.pages[i].id))
+        order = sorted(self.readable(caller), key=lambda i: (-float(scores[i]), self.pages[i].id))
         hits = [self.pages[i] for i in order[:k]]
-        self._cache[(query, k)] = hits
+        self._cache[key] = hits
         return hits
 
     def vectors(self) -> list[tuple[StoredPage, list[float]]]:
         return [(p, row.tolist()) for p, row in zip(self.pages, self.matrix)]
+
+
+class _Readable:
+    """Indexes of the pages a caller with these audiences may read: all of them, without looking at each
+    page, when the caller holds every audience the corpus has (the usual case)."""
+
+    def __init__(self, pages: list[StoredPage]):
+        self.pages = pages
+        self.audiences = {p.audience for p in pages}
+        self._by_caller: dict[frozenset[str], list[int]] = {}
+
+    def __call__(self, caller: frozenset[str] | None) -> range | list[int]:
+        if caller is None or self.audiences <= caller:
+            return range(len(self.pages))
+        if caller not in self._by_caller:
+            self._by_caller[caller] = [i for i, p in enumerate(self.pages) if p.audience in caller]
+        return self._by_caller[caller]
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

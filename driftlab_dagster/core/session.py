@@ -26,7 +26,7 @@ def extractor_id(settings: StudySettings, world: World) -> str:
     """Who writes the graph: kind, model, prompt version and prompt hash."""
     if settings.extractor == "regex":
         return "regex"
-    return model_extractor_id(settings.model, settings.prompt, world.ontology, world.canonical_json)
+    return model_extractor_id(settings.model, settings.prompt, world.ontology, world.text)
 
 
 def reader_id(settings: StudySettings) -> str:
@@ -61,9 +61,15 @@ class Session:
     def new_cache_entries(self) -> list[CacheEntry]:
         return self.client.new_entries if self.client else []
 
+    @property
+    def new_failures(self) -> dict[str, tuple[str, str]]:
+        """Calls whose reply came back unusable in this session (key -> (model, reason))."""
+        return self.client.new_failures if self.client else {}
+
 
 def open_session(world: World, settings: StudySettings, client: ModelClient | None = None,
-                 cache: dict[str, CacheEntry] | None = None, progress: Progress | None = None) -> Session:
+                 cache: dict[str, CacheEntry] | None = None, progress: Progress | None = None,
+                 known_invalid: set[str] | None = None) -> Session:
     """Build the run's objects. With a model in play, the server is checked first, so a server that is
     down fails the run with one line before anything is written."""
     progress = progress or Progress(enabled=False)
@@ -72,10 +78,12 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
         if client is None:
             raise ValueError("these settings use a model: pass the model client")
         client.check()
-        cached = CachedClient(client, dict(cache or {}), on_call=progress.on_call)
+        cached = CachedClient(client, dict(cache or {}), on_call=progress.on_call,
+                              known_invalid=set(known_invalid or ()))
     ontology = world.ontology
     extractor: Extractor = (ModelExtractor(ontology, cached, settings.prompt,  # type: ignore[arg-type]
-                                           extractor_id=extractor_id(settings, world), world_text=world.canonical_json)
+                                           extractor_id=extractor_id(settings, world), world_text=world.text,
+                                           units=world.text_units)
                             if settings.extractor == "model" else RegexExtractor(ontology))
     reader: Reader = (ModelReader(ontology, cached, reader_id=reader_id(settings),  # type: ignore[arg-type]
                                   version=settings.reader_prompt)

@@ -18,13 +18,15 @@ from .ontology import Triple
 
 @dataclass(frozen=True)
 class StoredPage:
-    """One page's current text and version: the version bumps whenever the text changes."""
+    """One page's current text and version: the version bumps whenever the text (or who may read it)
+    changes."""
 
     id: str
     title: str
     body: str
     version: int
     updated_at: dt.datetime
+    audience: str = "public"  # who may read it: retrieval and graph look-ups filter on it
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Fact:
     extracted_at: dt.datetime  # when the graph read it
     valid_from: dt.datetime  # when the world says it became true (the page's updated_at)
     extractor: str = ""  # which extractor (kind, model, prompt version) wrote it; "" for a record patch
+    audience: str = "public"  # the audience of the page it came from: who may be told it
 
 
 @dataclass(frozen=True)
@@ -66,29 +69,54 @@ class Store:
         self._entity_by_name: dict[str, int] = {}
 
     # ---------- pages ----------
-    def upsert_page(self, page_id: str, title: str, body: str, at: dt.datetime) -> bool:
+    def upsert_page(self, page_id: str, title: str, body: str, at: dt.datetime, audience: str = "public") -> bool:
         """Store a page's text; True when the page is new or its text changed (its version bumps)."""
         old = self.pages.get(page_id)
         if old is None:
-            self.pages[page_id] = StoredPage(page_id, title, body, 1, at)
+            self.pages[page_id] = StoredPage(page_id, title, body, 1, at, audience)
             return True
-        if old.body == body:
+        if old.body == body and old.audience == audience:
             return False
-        self.pages[page_id] = replace(old, body=body, version=old.version + 1, updated_at=at)
+        self.pages[page_id] = replace(old, title=title, body=body, version=old.version + 1, updated_at=at,
+                                      audience=audience)
         return True
+
+    def rename_page(self, old_id: str, new_id: str) -> None:
+        """A page moved (a rename in git): the same page under a new id. Its facts and the version the graph
+        read move with it, so it is read again only if its text changed too."""
+        page = self.pages.pop(old_id, None)
+        if page is None or new_id in self.pages:
+            return
+        self.pages[new_id] = replace(page, id=new_id)
+        if old_id in self.extractions:
+            self.extractions[new_id] = replace(self.extractions.pop(old_id), page_id=new_id)
+            moved = [f for f in self.facts.values() if f.source_doc == old_id]
+            for f in moved:
+                self.facts[f.id] = replace(f, source_doc=new_id)
+            self.graph_writes += len(moved)
+
+    def delete_page(self, page_id: str) -> None:
+        """A page removed from the wiki. The graph still holds what it said until a patch drops it (it shows
+        among the pages changed since extraction)."""
+        self.pages.pop(page_id, None)
+
+    def forget_page(self, page_id: str) -> None:
+        """Drop a deleted page's facts and its line of the extraction log."""
+        self._delete_facts(lambda f: f.source_doc != page_id)
+        self.extractions.pop(page_id, None)
 
     def sorted_pages(self, ids: Iterable[str] | None = None) -> list[StoredPage]:
         wanted = None if ids is None else set(ids)
         return [p for pid, p in sorted(self.pages.items()) if wanted is None or pid in wanted]
 
     def pages_changed_since_extraction(self) -> list[str]:
-        """Pages whose version is newer than the one the graph last read, or never read: the LEFT JOIN of
-        pages on the extraction log. This is the change log that makes patching possible at all."""
-        return [
-            pid
-            for pid, page in sorted(self.pages.items())
-            if (seen := self.extractions.get(pid)) is None or seen.version < page.version
-        ]
+        """Pages whose version is newer than the one the graph last read, or never read, and pages the graph
+        read that no longer exist: the LEFT JOIN of pages on the extraction log, both ways. This is the
+        change log that makes patching possible at all."""
+        changed = [pid for pid, page in self.pages.items()
+                   if (seen := self.extractions.get(pid)) is None or seen.version < page.version]
+        deleted = [pid for pid in self.extractions if pid not in self.pages]
+        return sorted(changed + deleted)
 
     # ---------- entities ----------
     def resolve(self, name: str) -> int | None:
@@ -153,10 +181,11 @@ class Store:
 
     # ---------- facts ----------
     def _insert_fact(self, entity_id: int, predicate: str, obj: str, source: str, version: int,
-                     extracted_at: dt.datetime, valid_from: dt.datetime, extractor: str = "") -> None:
+                     extracted_at: dt.datetime, valid_from: dt.datetime, extractor: str = "",
+                     audience: str = "public") -> None:
         fact_id = max(self.facts, default=0) + 1
         self.facts[fact_id] = Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from,
-                                   extractor)
+                                   extractor, audience)
         self.graph_writes += 1
 
     def _delete_facts(self, keep) -> None:  # type: ignore[no-untyped-def]
@@ -174,14 +203,15 @@ class Store:
                 continue
             entity_id = self.ensure_entity(t.subject)
             self._insert_fact(entity_id, t.predicate, t.object.strip(), page.id, page.version, extracted_at,
-                              page.updated_at, extractor)
+                              page.updated_at, extractor, page.audience)
         self.extractions[page.id] = ExtractionEntry(page.id, page.version, extracted_at, extractor, issue)
 
-    def replace_fact(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
+    def replace_fact(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime,
+                     audience: str = "public") -> None:
         """System-of-record patch: the new value supersedes every extracted value for that slot."""
         entity_id = self.ensure_entity(entity)
         self._delete_facts(lambda f: not (f.entity_id == entity_id and f.predicate == predicate))
-        self._insert_fact(entity_id, predicate, obj, source, 1, at, at)
+        self._insert_fact(entity_id, predicate, obj, source, 1, at, at, audience=audience)
 
     def facts_about(self, entity_id: int, predicate: str) -> list[Fact]:
         return [f for _, f in sorted(self.facts.items()) if f.entity_id == entity_id and f.predicate == predicate]
@@ -215,7 +245,7 @@ class Store:
                 {"fact_id": f.id, "entity_id": f.entity_id, "entity": self.entities[f.entity_id],
                  "predicate": f.predicate, "object": f.object, "source_doc": f.source_doc,
                  "source_version": f.source_version, "extracted_at": f.extracted_at, "valid_from": f.valid_from,
-                 "extractor": f.extractor}
+                 "extractor": f.extractor, "audience": f.audience}
                 for _, f in sorted(self.facts.items())
             ],
             "extraction_log": [
@@ -230,7 +260,8 @@ class Store:
                       facts: Iterable[dict], extraction_log: Iterable[dict]) -> "Store":
         store = cls()
         for p in pages:
-            store.pages[p["id"]] = StoredPage(p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"])
+            store.pages[p["id"]] = StoredPage(p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"],
+                                              p.get("audience", "public"))
         for e in entities:
             store.entities[int(e["entity_id"])] = e["name"]
             store._entity_by_name[e["name"].casefold()] = int(e["entity_id"])
@@ -239,7 +270,7 @@ class Store:
         for f in facts:
             store.facts[int(f["fact_id"])] = Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"],
                                                   f["source_doc"], int(f["source_version"]), f["extracted_at"],
-                                                  f["valid_from"], f.get("extractor", ""))
+                                                  f["valid_from"], f.get("extractor", ""), f.get("audience", "public"))
         for x in extraction_log:
             store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"],
                                                               x.get("extractor", ""), x.get("issue", ""))
@@ -248,4 +279,4 @@ class Store:
 
 def vars_of(page: StoredPage) -> dict:
     return {"id": page.id, "title": page.title, "body": page.body, "version": page.version,
-            "updated_at": page.updated_at}
+            "updated_at": page.updated_at, "audience": page.audience}

@@ -26,9 +26,21 @@ def pages_at(world: World, step: int) -> dt.datetime:
     return world.initial_pages_at if step == 0 else world.checkpoints[step].at
 
 
-def sync_pages(store: Store, pages: Iterable[Page | StoredPage], at: dt.datetime) -> list[str]:
-    """Write a step's page texts into the store; returns the ids of pages that are new or changed."""
-    return [p.id for p in pages if store.upsert_page(p.id, p.title, p.body, at)]
+def sync_pages(store: Store, pages: Iterable[Page | StoredPage], at: dt.datetime,
+               renames: dict[str, str] | None = None) -> list[str]:
+    """Make the store's pages the step's pages: renames first (old id -> new id), then every page's text
+    (dated by its own updated_at when it has one, else `at`), then pages that are gone are deleted.
+    Returns the ids of pages that are new or changed."""
+    for old, new in (renames or {}).items():
+        store.rename_page(old, new)
+    pages = list(pages)
+    changed = [p.id for p in pages
+               if store.upsert_page(p.id, p.title, p.body, getattr(p, "updated_at", None) or at,
+                                    getattr(p, "audience", "public"))]
+    present = {p.id for p in pages}
+    for gone in [pid for pid in store.pages if pid not in present]:
+        store.delete_page(gone)
+    return changed
 
 
 def page_history(world: World, scenario: str, upto_step: int) -> list[tuple[list[StoredPage], list[str]]]:
@@ -36,7 +48,8 @@ def page_history(world: World, scenario: str, upto_step: int) -> list[tuple[list
     store = Store()
     history = []
     for step in range(upto_step + 1):
-        changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
+        changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step),
+                             world.renames_at(scenario, step))
         history.append((store.sorted_pages(), changed))
     return history
 
@@ -49,25 +62,29 @@ def maintain(store: Store, world: World, scenario: str, step: int, extractor: Ex
              governed: GovernedStore | None = None) -> CostSample | None:
     """The scenario's graph policy after the event of `step` (the pages are already synced)."""
     checkpoint = world.checkpoints[step]
-    policy = world.spec.scenarios[scenario].graph
+    policy = world.scenario_graph_policy(scenario)
     if policy == "patch_changed_pages":
         return patch_changed_pages(store, extractor, checkpoint.at, step, governed)
     if policy == "patch_from_record":
-        assert checkpoint.event is not None
-        return patch_from_record(store, world, checkpoint.event, governed)
+        return patch_from_record(store, world, step, governed)
     return None  # nobody re-ran the pipeline
 
 
 def replay_steps(world: World, scenario: str, pages_by_step: Iterable[Iterable[Page | StoredPage]],
-                 extractor: Extractor, governed: GovernedStore | None = None
+                 extractor: Extractor, governed: GovernedStore | None = None,
+                 renames_by_step: list[dict[str, str]] | None = None,
                  ) -> Iterator[tuple[int, Store, CostSample | None]]:
-    """The scenario's knowledge layer step by step: initial load, then each event's page changes and
-    maintenance, in order. Yields (step, the store after that step, that step's maintenance cost or None);
-    the store is the same object throughout, so snapshot it before asking for the next step. A governed
-    store, if given, is kept in step from the same readings."""
+    """The scenario's knowledge layer step by step: initial load, then each event's page changes (pages
+    moved, `renames_by_step`, first) and maintenance, in order. Yields (step, the store after that step,
+    that step's maintenance cost or None); the store is the same object throughout, so snapshot it before
+    asking for the next step. A governed store, if given, is kept in step from the same readings."""
     store = Store()
     for step, pages in enumerate(pages_by_step):
-        sync_pages(store, pages, pages_at(world, step))
+        renames = renames_by_step[step] if renames_by_step else {}
+        if governed is not None:
+            for old, new in renames.items():
+                governed.rename_page(old, new)
+        sync_pages(store, pages, pages_at(world, step), renames)
         cost = (initial_load(store, extractor, world, governed) if step == 0
                 else maintain(store, world, scenario, step, extractor, governed))
         yield step, store, cost
@@ -112,10 +129,14 @@ def maintenance_comparisons(world: World, steps: Iterable[int], extractor: Extra
     if wanted[0] < 1 or wanted[-1] >= len(world.checkpoints):
         raise ValueError(f"events are steps 1..{len(world.checkpoints) - 1}, not {wanted}")
     fresh = _scenario_with(world, pages="all", graph="patch_changed_pages")
-    stale_pages = _scenario_with(world, pages="none", graph="patch_from_record")
-    patched = replay_steps(world, fresh, (world.pages_at(fresh, s) for s in range(wanted[-1] + 1)), extractor)
-    recorded = replay_steps(world, stale_pages, (world.pages_at(stale_pages, s) for s in range(wanted[-1] + 1)),
-                            extractor)
+    try:  # a corpus world without a system of record has nothing to patch from
+        stale_pages: str | None = _scenario_with(world, pages="none", graph="patch_from_record")
+    except ValueError:
+        stale_pages = None
+    patched = replay_steps(world, fresh, (world.pages_at(fresh, s) for s in range(wanted[-1] + 1)), extractor,
+                           renames_by_step=[world.renames_at(fresh, s) for s in range(wanted[-1] + 1)])
+    recorded = (replay_steps(world, stale_pages, (world.pages_at(stale_pages, s) for s in range(wanted[-1] + 1)),
+                             extractor) if stale_pages else None)
     rows: dict[int, list[CostRow]] = {}
     graph: Store | None = None  # the patched graph as it stood after the previous step
     for step in range(wanted[-1] + 1):
@@ -124,15 +145,18 @@ def maintenance_comparisons(world: World, steps: Iterable[int], extractor: Extra
             # The rebuild starts from the graph as it stood before this event, with this event's pages.
             assert graph is not None
             rebuilt = graph.copy()
-            sync_pages(rebuilt, world.pages_at(fresh, step), pages_at(world, step))
+            sync_pages(rebuilt, world.pages_at(fresh, step), pages_at(world, step), world.renames_at(fresh, step))
             full = full_reextract(rebuilt, extractor, world.checkpoints[step].at, step)
             full_row = CostRow(full, graph_only_accuracy(rebuilt, world, fresh, step, reader))
         _, graph, patch = next(patched)
-        _, record_graph, record = next(recorded)
+        record_step = next(recorded) if recorded is not None else None
         if full_row is not None:
-            assert patch is not None and record is not None
-            rows[step] = [CostRow(patch, graph_only_accuracy(graph, world, fresh, step, reader)), full_row,
-                          CostRow(record, graph_only_accuracy(record_graph, world, stale_pages, step, reader))]
+            assert patch is not None
+            rows[step] = [CostRow(patch, graph_only_accuracy(graph, world, fresh, step, reader)), full_row]
+            if record_step is not None and stale_pages is not None:
+                _, record_graph, record = record_step
+                assert record is not None
+                rows[step].append(CostRow(record, graph_only_accuracy(record_graph, world, stale_pages, step, reader)))
     return rows
 
 
@@ -163,8 +187,8 @@ def repair(stale: Store, world: World, scenario: str, extractor: Extractor, read
 
 
 def _scenario_with(world: World, pages: str, graph: str) -> str:
-    for name, spec in world.spec.scenarios.items():
-        if spec.pages == pages and spec.graph == graph:
+    for name in world.scenario_names:
+        if world.scenario_pages_policy(name) == pages and world.scenario_graph_policy(name) == graph:
             return name
     raise ValueError(f"the world declares no scenario with pages={pages!r} and graph={graph!r}")
 
@@ -189,13 +213,10 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
     last = len(world.checkpoints) - 1
     stale_end: Store | None = None
     for scenario in world.scenario_names:
-        store, governed = Store(), GovernedStore(world)
-        for step in range(last + 1):
-            sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
-            if step == 0:
-                initial_load(store, extractor, world, governed)
-            else:
-                maintain(store, world, scenario, step, extractor, governed)
+        governed = GovernedStore(world)
+        steps = replay_steps(world, scenario, (world.pages_at(scenario, s) for s in range(last + 1)), extractor,
+                             governed, [world.renames_at(scenario, s) for s in range(last + 1)])
+        for step, store, _ in steps:
             results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed,
                                     extractor=extractor))
         if scenario == stale_graph_scenario(world):

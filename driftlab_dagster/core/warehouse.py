@@ -39,13 +39,13 @@ TABLES: dict[str, str] = {
     "worlds": f"""{_WORLD}, company VARCHAR NOT NULL, source VARCHAR NOT NULL, spec_json VARCHAR NOT NULL""",
     "pages": f"""{_PARTITION}, step INTEGER NOT NULL, page_id VARCHAR NOT NULL,
         title VARCHAR NOT NULL, body VARCHAR NOT NULL, version INTEGER NOT NULL, updated_at TIMESTAMP NOT NULL,
-        changed BOOLEAN NOT NULL""",
+        changed BOOLEAN NOT NULL, audience VARCHAR NOT NULL, renamed_from VARCHAR""",
     "entities": f"{_PARTITION}, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL",
     "aliases": f"{_PARTITION}, alias VARCHAR NOT NULL, entity_id INTEGER NOT NULL",
     "facts": f"""{_PARTITION}, fact_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
-        extractor VARCHAR NOT NULL""",
+        extractor VARCHAR NOT NULL, audience VARCHAR NOT NULL""",
     "extraction_log": f"""{_PARTITION}, page_id VARCHAR NOT NULL,
         version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
     "graph_maintenance": f"{_PARTITION}, {_COST_COLUMNS}",
@@ -53,7 +53,8 @@ TABLES: dict[str, str] = {
     "governed_facts": f"""{_PARTITION}, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, rank INTEGER NOT NULL, extractor VARCHAR NOT NULL,
-        valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP, recorded_at TIMESTAMP NOT NULL, retracted_at TIMESTAMP""",
+        valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP, recorded_at TIMESTAMP NOT NULL, retracted_at TIMESTAMP,
+        audience VARCHAR NOT NULL""",
     "governed_names": f"""{_PARTITION}, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL,
         valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP""",
     "answers": f"""{_PARTITION}, step INTEGER NOT NULL, design VARCHAR NOT NULL,
@@ -75,6 +76,9 @@ TABLES: dict[str, str] = {
     # page versions, or a replay of earlier days does not pay for again. Shared by every world.
     "model_calls": """key VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, model VARCHAR NOT NULL, content VARCHAR NOT NULL,
         input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, latency_ms DOUBLE NOT NULL""",
+    # Calls whose reply came back unusable (not the expected shape): never cached, always asked again, but
+    # a rerun that meets them failing again does not take it for a broken server (the streak check).
+    "model_call_failures": """key VARCHAR PRIMARY KEY, model VARCHAR NOT NULL, reason VARCHAR NOT NULL""",
 }
 
 # Tables sliced by (world, scenario, day): what a world's partitions own.
@@ -230,6 +234,20 @@ def save_call_cache(conn: duckdb.DuckDBPyConnection, entries: list) -> int:
     return len(entries)
 
 
+def load_call_failures(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT key FROM model_call_failures").fetchall()}
+
+
+def save_call_failures(conn: duckdb.DuckDBPyConnection, failures: dict[str, tuple[str, str]],
+                       answered: list[str]) -> None:
+    """Record this run's unusable replies (key -> (model, reason)) and forget keys answered well since."""
+    with transaction(conn):
+        for key, (model, reason) in sorted(failures.items()):
+            conn.execute("INSERT OR REPLACE INTO model_call_failures VALUES (?, ?, ?)", [key, model, reason[:300]])
+        if answered:
+            conn.execute("DELETE FROM model_call_failures WHERE key IN (SELECT unnest(?))", [answered])
+
+
 @dataclass(frozen=True)
 class Slice:
     """One (world, scenario, day) partition of the world-scoped tables, at one version of the world file."""
@@ -272,14 +290,15 @@ def _slice_rows(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, colum
 
 def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[dict]:
     """The pages of one partition, as Store.from_snapshot wants them."""
-    return _slice_rows(conn, "pages", where, "page_id AS id, title, body, version, updated_at, changed",
+    return _slice_rows(conn, "pages", where, "page_id AS id, title, body, version, updated_at, changed, audience",
                        "page_id", "pages", "pages")
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
                         upto_step: int) -> dict[int, list[dict]]:
     """Step -> that day's pages, for steps 0..upto_step of one scenario (what a graph replays)."""
-    rows = records(conn, """SELECT world_version, step, page_id, title, body, version, updated_at FROM pages
+    rows = records(conn, """SELECT world_version, step, page_id, title, body, version, updated_at, audience,
+                                   renamed_from FROM pages
                             WHERE world = ? AND scenario = ? AND step <= ? ORDER BY step, page_id""",
                    [world, scenario, upto_step])
     history: dict[int, list[dict]] = {}
@@ -315,7 +334,8 @@ def stored_graph(conn: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, lis
         "entities": records(conn, f"SELECT entity_id, name FROM entities {scope} ORDER BY entity_id", params),
         "aliases": records(conn, f"SELECT alias, entity_id FROM aliases {scope} ORDER BY alias", params),
         "facts": records(conn, f"""SELECT fact_id, entity_id, predicate, object, source_doc, source_version,
-                                   extracted_at, valid_from, extractor FROM facts {scope} ORDER BY fact_id""", params),
+                                   extracted_at, valid_from, extractor, audience FROM facts {scope} ORDER BY fact_id""",
+                         params),
         "extraction_log": log,
     }
 

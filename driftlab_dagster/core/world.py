@@ -35,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, sentence_regex
+from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, sentence_regex, split_sentences
 
 try:  # Python's own regex parser, to analyse shapes the way `re` will read them
     from re import _constants as _sre  # Python >= 3.11
@@ -573,6 +573,8 @@ class Page:
     id: str
     title: str
     body: str
+    updated_at: dt.datetime | None = None  # when its text last changed, where the source knows (git)
+    audience: str = "public"  # who may read it
 
 
 @dataclass(frozen=True)
@@ -584,7 +586,17 @@ class Question:
     text: str
     entity: str
     hops: tuple[str, ...]
-    expected: str
+    expected: str  # "none" when the knowledge base does not say: the right answer is to abstain
+    drifted: bool = False  # its answer (or the name in it) has changed since the first checkpoint
+    accepted: tuple[str, ...] = ()  # every spelling that counts as right (the expected one included)
+    caller: frozenset[str] = frozenset({"public"})  # the audiences the asker holds
+
+    @property
+    def expects_none(self) -> bool:
+        return self.expected == NONE
+
+
+NONE = "none"
 
 
 class World:
@@ -741,11 +753,63 @@ class World:
 
     def questions_at(self, step: int) -> list[Question]:
         truth = self.state_at(step)
-        return [
-            Question(q.id, q.event, self.fill(q.text, truth), self.fill(q.entity, truth), tuple(q.hops),
-                     self.fill(q.expected, truth))
-            for q in self.spec.questions
-        ]
+        questions = []
+        for q in self.spec.questions:
+            expected = self.fill(q.expected, truth)
+            questions.append(Question(q.id, q.event, self.fill(q.text, truth), self.fill(q.entity, truth),
+                                      tuple(q.hops), expected, drifted=q.event > 0 and step >= q.event,
+                                      accepted=(expected,)))
+        return questions
+
+    # ----- what the rest of the study asks of any world (a corpus world answers the same) -----
+    def scenario_graph_policy(self, scenario: str) -> str:
+        return self.spec.scenarios[scenario].graph
+
+    def scenario_pages_policy(self, scenario: str) -> str:
+        return self.spec.scenarios[scenario].pages
+
+    def audience_of(self, page_id: str) -> str:
+        return "public"
+
+    @property
+    def company(self) -> str:
+        return self.spec.company
+
+    @property
+    def page_count(self) -> int:
+        return len(self.spec.pages)
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.spec.questions]
+
+    @property
+    def text(self) -> str:
+        """Everything the world says, for checking that made-up example names appear nowhere in it."""
+        return self.canonical_json
+
+    def text_units(self, body: str) -> list[str]:
+        """A page as the statements a model extractor reads one at a time: sentences here."""
+        return split_sentences(body)
+
+    def renames_at(self, scenario: str, step: int) -> dict[str, str]:
+        """Pages moved at this step (old id -> new id): templated pages never move."""
+        return {}
+
+    def changes(self) -> list[dict[str, str]]:
+        """One row per checkpoint after the first: what changed, for people reading the world asset."""
+        return [{"event": str(e.id), "day": c.key, "kind": e.kind,
+                 "changes": ", ".join(f"{k} = {v}" for k, v in e.set.items())}
+                for e, c in zip(self.spec.events, self.checkpoints[1:])]
+
+    def record_changes(self, step: int) -> list[tuple[str, tuple, str]]:
+        """What the system of record says changed at this step: ("fact", (subject, predicate, object),
+        source) or ("rename", (new name, old name), source)."""
+        event = self.checkpoints[step].event
+        if event is None:
+            return []
+        kind, change = self.record_change(event)
+        return [(kind, change, event.record.source)]
 
     def record_change(self, event: EventSpec) -> tuple[str, tuple[str, str, str] | tuple[str, str]]:
         """What the system of record says after `event`: ("fact", (subject, predicate, object)) or
@@ -829,8 +893,13 @@ def parse_world(text: str, source: str = "<string>") -> World:
     data, node = _load_yaml(text, source)
     if not isinstance(data, dict):
         raise WorldFileError(f"{source}: a world file is a mapping with company, start, shapes, predicates, ...")
+    spec_class: type[BaseModel] = WorldSpec
+    if "corpus" in data:  # pages from a revision history, questions from a file (corpus_world.py)
+        from .corpus_world import CorpusWorldSpec
+
+        spec_class = CorpusWorldSpec
     try:
-        spec = WorldSpec.model_validate(data)
+        spec = spec_class.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         loc = [p for p in err["loc"] if not _is_union_tag(p)]
@@ -843,7 +912,11 @@ def parse_world(text: str, source: str = "<string>") -> World:
         at = f" (line {line})" if line else ""
         more = f" [and {len(e.errors()) - 1} more]" if len(e.errors()) > 1 else ""
         raise WorldFileError(f"{source}: {field}{at}: {msg}{more}") from None
-    return World(spec, source)
+    if spec_class is not WorldSpec:
+        from .corpus_world import CorpusWorld
+
+        return CorpusWorld(spec, source)  # type: ignore[arg-type]
+    return World(spec, source)  # type: ignore[arg-type]
 
 
 # ----- YAML: bounded before any Python object is built -----

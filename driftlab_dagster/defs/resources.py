@@ -22,7 +22,14 @@ from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.models import ModelClient, OllamaClient, OpenAICompatibleClient, ReplayClient, Spend
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.session import Session, open_session
-from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
+from driftlab_dagster.core.warehouse import (
+    connect,
+    ensure_schema,
+    load_call_cache,
+    load_call_failures,
+    save_call_cache,
+    save_call_failures,
+)
 from driftlab_dagster.defs.context import StudyContext
 
 
@@ -123,11 +130,14 @@ def study_session(ctx: StudyContext, conn: duckdb.DuckDBPyConnection, model: Mod
     new replies are saved even when the step fails: they were paid for."""
     uses_model = ctx.settings.uses_model
     session = open_session(ctx.world, ctx.settings, model.client() if uses_model else None,
-                           load_call_cache(conn) if uses_model else {}, progress)
+                           load_call_cache(conn) if uses_model else {}, progress,
+                           known_invalid=load_call_failures(conn) if uses_model else set())
     try:
         yield session
     finally:
         save_call_cache(conn, session.new_cache_entries)
+        if uses_model:
+            save_call_failures(conn, session.new_failures, [e.key for e in session.new_cache_entries])
 
 
 def spend_mark(session: Session) -> Spend | None:

@@ -84,7 +84,7 @@ def test_the_schema_only_allows_the_ontologys_predicates(world):
 
 
 def test_empty_evidence_is_i_dont_know_without_calling_the_model(world):
-    client = _cached('{"answer": "9", "possibly_stale": false}')
+    client = _cached("9")
     hop = ModelReader(world.ontology, client).read("Starter", "price", [], versioned=True)
     assert hop.value is None and hop.why == "no evidence"
     assert client.inner.calls == []
@@ -98,14 +98,54 @@ def test_empty_evidence_is_i_dont_know_without_calling_the_model(world):
     ('{"result": "59"}', None, False, False, False),
     ("59", None, False, False, False),
 ])
-def test_the_readers_flag_and_hedge_phrases_are_recorded_apart(world, reply, value, flagged, phrase, hedged):
+def test_the_json_readers_flag_and_hedge_phrases_are_recorded_apart(world, reply, value, flagged, phrase, hedged):
     evidence = [Evidence("The Pro plan costs €59 per user per month.", "d02@v2", T, False)]
-    hop = ModelReader(world.ontology, _cached(reply)).read("Pro", "price", evidence, versioned=True)
+    hop = ModelReader(world.ontology, _cached(reply), version="reader-v2").read("Pro", "price", evidence,
+                                                                                versioned=True)
     assert (hop.value, hop.flagged, hop.phrase, hop.hedged) == (value, flagged, phrase, hedged)
 
 
+@pytest.mark.parametrize("reply, value, flagged, phrase", [
+    ("59", "59", False, False),
+    ("€59.", "€59", False, False),
+    ('"Helix team"\nThe evidence says so.', "Helix team", False, False),
+    ("59 (possibly outdated)", "59", True, False),
+    ("59 (possibly stale).", "59", True, False),
+    ("59, but this may be outdated", "59, but this may be outdated", False, True),
+    ("unknown", None, False, False),
+    ('{"answer": "59", "possibly_stale": true}', "59", True, False),  # the shape it was trained on
+    ("", None, False, False),
+    ("x" * 500, None, False, False),
+])
+def test_the_plain_reader_reads_the_first_line_and_the_stale_marker(world, reply, value, flagged, phrase):
+    evidence = [Evidence("The Pro plan costs €59 per user per month.", "d02@v2", T, False)]
+    client = _cached(reply)
+    hop = ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True)
+    assert (hop.value, hop.flagged, hop.phrase) == (value, flagged, phrase)
+    assert hop.hedged == (flagged or phrase)
+    assert (client.entries != {}) == (reply != "" and len(reply) < 400)  # unusable replies are never cached
+
+
+def test_the_plain_reader_shows_only_the_statements_on_the_hop_and_asks_without_a_grammar(world):
+    client = _cached("49")
+    pricing = Evidence("Pricing\nThe Starter plan costs €19 per user per month. The Pro plan costs €49 per user per "
+                       "month. Tessaly Dock is included in the Pro plan. Annual billing gets two months free.",
+                       "d02@v1", T, False)
+    unrelated = Evidence("Office\nThe office has a rooftop garden. Lunch is served at noon.", "d30@v1", T, False)
+    ModelReader(world.ontology, client).read("Pro plan", "price", [pricing, unrelated], versioned=False)
+    (system, user), = client.inner.calls
+    assert "JSON" not in system
+    shown = user.splitlines()[1:3]
+    assert shown[0].startswith("- Pricing The Pro plan costs €49 per user per month.") and shown[1] == "- Office"
+    assert "Starter" not in user and "Annual billing" not in user
+    # Another edit of the same page elsewhere leaves the prompt, and so its cached reply, unchanged.
+    edited = Evidence(pricing.text.replace("€19", "€24"), "d02@v2", T, False)
+    ModelReader(world.ontology, client).read("Pro plan", "price", [edited, unrelated], versioned=False)
+    assert client.spend.hits == 1
+
+
 def test_the_versioned_prompt_shows_dates_and_the_changed_page_flag(world):
-    client = _cached('{"answer": "59", "possibly_stale": true}')
+    client = _cached("59 (possibly outdated)")
     evidence = [Evidence("The Pro plan costs €59 per user per month.", "graph:d02@v2", T, True, T),
                 Evidence("Pricing\nThe Pro plan costs €49 per user per month.", "d19@v1", T, False, None, True)]
     ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True)
@@ -163,11 +203,13 @@ def test_sentence_examples_use_names_the_world_never_mentions_and_parse_back(pat
                     assert value.casefold() not in world.canonical_json.casefold(), value
 
 
-def test_the_reader_v2_shows_codes_doubts_and_hedges_on_them(world):
-    client = _cached('{"answer": "49", "possibly_stale": false}')
+@pytest.mark.parametrize("version, reply", [("reader-v2", '{"answer": "49", "possibly_stale": false}'),
+                                            ("reader-v3", "49")])
+def test_the_readers_from_v2_on_show_codes_doubts_and_hedge_on_them(world, version, reply):
+    client = _cached(reply)
     evidence = [Evidence("The Pro plan costs €49 per user per month.", "graph:d02@v1", T, True, T)]
-    hop = ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True,
-                                                   signals=["sources disagree"])
+    hop = ModelReader(world.ontology, client, version=version).read("Pro", "price", evidence, versioned=True,
+                                                                    signals=["sources disagree"])
     (_, user), = client.inner.calls
     assert "Checks by code: sources disagree." in user
     assert (hop.value, hop.hedged, hop.flagged) == ("49", True, False) and "code: sources disagree" in hop.why

@@ -65,6 +65,40 @@ def test_a_streak_of_failed_calls_stops_the_run_but_asking_a_failed_call_again_d
         client.chat_json("s", "one more", None)
 
 
+def test_a_reply_that_was_unusable_in_an_earlier_run_is_asked_again_without_counting_toward_the_streak():
+    from driftlab_dagster.core.models import CachedClient, ReplayClient, ReplyInvalid
+
+    def must_be_json(content: str) -> None:
+        if not content.startswith("{"):
+            raise ValueError("reply is not JSON")
+
+    def babbles(system: str, user: str) -> str:
+        return "not json" if user.startswith("hard") else "{}"
+
+    first = CachedClient(ReplayClient(babbles))
+    for n in range(3):
+        with pytest.raises(ReplyInvalid):
+            first.chat_json("s", f"hard {n}", None, validate=must_be_json)
+    assert set(first.new_failures) == {call_key("replay", "s", f"hard {n}", None) for n in range(3)}
+
+    # The next run knows these prompts came back unusable: they are asked again (the server may have been
+    # fixed), and failing again is an outcome for that prompt, not a sign that the server is down.
+    rerun = CachedClient(ReplayClient(babbles), known_invalid=set(first.new_failures))
+    for _ in range(4):
+        for n in range(3):
+            rerun.failed_keys.clear()  # as if each were a new run: every one reaches the server
+            with pytest.raises(ReplyInvalid):
+                rerun.chat_json("s", f"hard {n}", None, validate=must_be_json)
+    assert len(rerun.inner.calls) == 12 and rerun.failure_streak == 0
+    assert rerun.chat_json("s", "easy", None, validate=must_be_json).content == "{}"
+    # Unusable replies to prompts never seen failing still stop the run after a streak of 8.
+    for n in range(7):
+        with pytest.raises(ReplyInvalid):
+            rerun.chat_json("s", f"hard new {n}", None, validate=must_be_json)
+    with pytest.raises(ModelServerDown):
+        rerun.chat_json("s", "hard new 7", None, validate=must_be_json)
+
+
 def test_transient_faults_are_retried_with_backoff_and_permanent_ones_are_not():
     from driftlab_dagster.core.models import TransientCallError, with_retries
 

@@ -82,7 +82,7 @@ def test_rows_of_another_version_of_the_world_file_are_refused_by_name(tmp_path:
     ensure_schema(conn)
     page = {"world": "w1", "world_version": "old", "scenario": "Fresh", "day": "2026-09-01", "step": 0,
             "page_id": "d01", "title": "t", "body": "b", "version": 1, "updated_at": "2026-08-31 09:00:00",
-            "changed": True}
+            "changed": True, "audience": "public", "renamed_from": None}
     with transaction(conn):
         replace_slice(conn, "pages", _key("Fresh"), pd.DataFrame([page]))
     assert stored_pages(conn, Slice("w1", "old", "Fresh", "2026-09-01"))[0]["id"] == "d01"

@@ -15,6 +15,7 @@ import dagster as dg
 import duckdb
 import pytest
 
+from driftlab_dagster.config import StudySettings
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.model_server import MODEL_ALIAS, EmbeddingServer, LlamaServer
 from driftlab_dagster_tests.conftest import config_for
@@ -59,7 +60,8 @@ def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers
     llama.assert_alive()  # a dead server would otherwise show up as "no facts"
 
     assert first["answers"] == [("2026-09-01", 100), ("2026-09-08", 100)]
-    assert len(first["extractors"]) == 1 and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:sentence-v1:")
+    default_prompt = StudySettings().prompt
+    assert len(first["extractors"]) == 1 and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:{default_prompt}:")
     assert first["facts"] > 0
     calls, input_tokens, output_tokens = first["calls"]
     assert calls > 40 and input_tokens > 1000 and output_tokens > 0  # counted by the server, not estimated

@@ -73,12 +73,15 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 for scenario, days in parts.by_scenario(context.partition_keys).items():
                     wanted = {world.checkpoint(day).step: key for day, key in days}
                     history = stored_page_history(conn, world.id, world.version, scenario, max(wanted))
-                    pages_by_step = [[StoredPage(p["page_id"], p["title"], p["body"], p["version"], p["updated_at"])
+                    pages_by_step = [[StoredPage(p["page_id"], p["title"], p["body"], p["version"], p["updated_at"],
+                                                 p["audience"])
                                       for p in history[step]] for step in range(max(wanted) + 1)]
+                    renames = [{p["renamed_from"]: p["page_id"] for p in history[step] if p["renamed_from"]}
+                               for step in range(max(wanted) + 1)]
                     governed = GovernedStore(world)
                     mark = spend_mark(session)
                     for step, store, cost in replay_steps(world, scenario, pages_by_step, session.extractor,
-                                                          governed):
+                                                          governed, renames):
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])

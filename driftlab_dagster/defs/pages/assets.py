@@ -26,13 +26,16 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             wanted = {world.checkpoint(day).step: key for day, key in days}
             store = Store()
             for step in range(max(wanted) + 1):
-                changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step))
+                renames = world.renames_at(scenario, step)
+                changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step), renames)
+                moved_from = {new: old for old, new in renames.items()}
                 if step not in wanted:
                     continue
                 where = ctx.slice(wanted[step])
                 slices.append(where.key)
                 today = [{**where.columns, "step": step, "page_id": p.id, "title": p.title, "body": p.body,
-                          "version": p.version, "updated_at": p.updated_at, "changed": p.id in changed}
+                          "version": p.version, "updated_at": p.updated_at, "changed": p.id in changed,
+                          "audience": p.audience, "renamed_from": moved_from.get(p.id)}
                          for p in store.sorted_pages()]
                 rows += today
                 metadata[wanted[step]] = _metadata(today, changed, step)

@@ -18,7 +18,7 @@ def ordered_results(conn: duckdb.DuckDBPyConnection, world: World) -> list[dict]
                             FROM answers WHERE world = ? AND world_version = ?""", [world.id, world.version])
     scenario_rank = {s: i for i, s in enumerate(world.scenario_names)}
     design_rank = {d.value: i for i, d in enumerate(DESIGNS)}
-    question_rank = {q.id: i for i, q in enumerate(world.spec.questions)}
+    question_rank = {q: i for i, q in enumerate(world.question_ids)}
     return sorted(rows, key=lambda r: (scenario_rank[r["scenario"]], r["step"], design_rank[r["design"]],
                                        question_rank[r["question"]]))
 

@@ -1,6 +1,7 @@
 import dagster as dg
 import pandas as pd
 
+from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.warehouse import prune_world, replace_slice, transaction
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
@@ -18,25 +19,22 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         new version also drops this world's rows of partitions the file no longer has (a moved event day,
         a renamed scenario); rows of the partitions it keeps stay until they are recomputed."""
         row = pd.DataFrame([{"world": world_def.id, "world_version": world_def.version,
-                             "company": world_def.spec.company, "source": str(world_def.source),
+                             "company": world_def.company, "source": str(world_def.source),
                              "spec_json": world_def.canonical_json}])
         partitions = [(s, d) for s in ctx.partitions.scenarios for d in ctx.partitions.days]
         with warehouse.get_connection() as conn, transaction(conn):
             replace_slice(conn, "worlds", {"world": world_def.id, "world_version": world_def.version}, row)
             pruned = prune_world(conn, world_def.id, partitions, ctx.partitions.event_days)
-        events = "\n".join(
-            ["| event | day | kind | changes |", "|---|---|---|---|"]
-            + [f"| {e.id} | {c.key} | {e.kind} | {', '.join(f'{k} = {v}' for k, v in e.set.items())} |"
-               for e, c in zip(world_def.spec.events, world_def.checkpoints[1:])]
-        )
+        changes = world_def.changes()
+        events = markdown_table(changes, list(changes[0])) if changes else "no change after the first checkpoint"
         return dg.MaterializeResult(metadata={
             "dagster/row_count": 1,
-            "company": world_def.spec.company,
+            "company": world_def.company,
             "world_id": world_def.id,
             "version": world_def.version,
             "source": str(world_def.source),
-            "pages": len(world_def.spec.pages),
-            "questions": len(world_def.spec.questions),
+            "pages": world_def.page_count,
+            "questions": len(world_def.question_ids),
             "scenarios": ", ".join(ctx.partitions.scenarios),
             "predicates": ", ".join(world_def.ontology.names),
             "rows_of_removed_partitions_dropped": pruned,

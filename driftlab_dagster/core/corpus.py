@@ -1,0 +1,303 @@
+"""Pages from a real revision history: a git repository of markdown, or folders of dated snapshots.
+
+A checkpoint's pages are the files as they stood at the start of that date (UTC): the tree of the last
+commit before it. A page's id is its path, its title its first `# heading` (else its file name), its
+`updated_at` the time of the last commit that changed it. A file git records as renamed is the same page
+under a new id; a file that disappears is a deleted page.
+
+Plain `git` through subprocess, a handful of calls per world (one log, one tree listing and one batched
+read per checkpoint), so a handbook with years of history loads in seconds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import subprocess
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+MAX_PAGE_BYTES = 256 * 1024  # a page longer than this is skipped with a note, not read (as for templated pages)
+
+
+class CorpusError(ValueError):
+    """The corpus cannot be read; one line, for the person who wrote the world file."""
+
+
+@dataclass(frozen=True)
+class CorpusPage:
+    """One page as it stood at one checkpoint."""
+
+    id: str  # the path
+    title: str
+    body: str
+    updated_at: dt.datetime  # naive UTC: when its text last changed
+
+
+@dataclass
+class Snapshot:
+    """A checkpoint: its day, its pages by id, and the renames since the previous checkpoint (old -> new)."""
+
+    day: dt.date
+    pages: dict[str, CorpusPage]
+    renames: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Globs with ** over paths ("handbook/**/*.md" also matches "handbook/a.md").
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    return _glob_regex(pattern).match(path) is not None
+
+
+def title_of(path: str, text: str) -> str:
+    heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
+    return heading.group(1).strip() if heading else PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+
+
+def _page(path: str, raw: bytes, updated_at: dt.datetime) -> CorpusPage | None:
+    if len(raw) > MAX_PAGE_BYTES:
+        return None
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    return CorpusPage(path, title_of(path, text), text.strip(), updated_at)
+
+
+def _utc(stamp: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(stamp).astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# git
+
+
+def _git(repo: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), *args], input=input_bytes, capture_output=True, timeout=600)
+    except FileNotFoundError:
+        raise CorpusError("git is not installed: install it, or use snapshot folders (corpus.snapshots)") from None
+    if done.returncode != 0:
+        raise CorpusError(f"git {args[0]} failed in {repo}: {done.stderr.decode(errors='replace').strip()[:200]}")
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class _Change:
+    status: str  # A, M, D or R
+    path: str
+    old: str | None = None  # the path before a rename
+
+
+def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | str) -> list[Snapshot]:
+    """The snapshots at each checkpoint date, or at each day with a commit touching the pages ("commits")."""
+    if not repo.exists():
+        raise CorpusError(f"the repository {repo} does not exist")
+    if subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], capture_output=True).returncode != 0:
+        raise CorpusError(f"{repo} is not a git repository")
+    history = _history(repo, paths)
+    if not history:
+        raise CorpusError(f"no commit in {repo} touches {', '.join(paths)}")
+    if checkpoints == "commits":
+        by_day: dict[dt.date, str] = {}
+        for sha, when, _ in history:
+            by_day[when.date()] = sha  # the last commit of each day
+        targets = [(day, sha) for day, sha in sorted(by_day.items())]
+    else:
+        first = history[0][1]
+        targets = []
+        for day in checkpoints:  # type: ignore[union-attr]
+            start = dt.datetime.combine(day, dt.time())
+            before = [sha for sha, when, _ in history if when < start]
+            if not before:
+                raise CorpusError(f"checkpoint {day} is before the first commit touching the pages ({first:%Y-%m-%d}); "
+                                  "move it later or drop it")
+            targets.append((day, before[-1]))
+    return _replay(repo, paths, history, targets)
+
+
+def _history(repo: Path, paths: list[str]) -> list[tuple[str, dt.datetime, list[_Change]]]:
+    """Every commit that touched a page, oldest first, with its file changes (renames detected)."""
+    specs = [f":(glob){p}" for p in paths]
+    raw = _git(repo, "log", "--reverse", "-M", "--name-status", "--format=%x00%H%x09%cI", "--", *specs).decode(
+        "utf-8", errors="replace")
+    history = []
+    for block in raw.split("\x00")[1:]:
+        lines = [line for line in block.splitlines() if line.strip()]
+        sha, stamp = lines[0].split("\t")
+        changes = []
+        for line in lines[1:]:
+            parts = line.split("\t")
+            status = parts[0][0]
+            if status == "R" and len(parts) == 3:
+                changes.append(_Change("R", parts[2], parts[1]))
+            elif status in "AMDT" and len(parts) >= 2:
+                changes.append(_Change("M" if status == "T" else status, parts[-1]))
+        history.append((sha, _utc(stamp), changes))
+    return history
+
+
+def _replay(repo: Path, paths: list[str], history: list[tuple[str, dt.datetime, list[_Change]]],
+            targets: list[tuple[dt.date, str]]) -> list[Snapshot]:
+    """Walk the history once: the files each checkpoint has, when each last changed, and the renames."""
+    wanted = {sha for _, sha in targets}
+    present: dict[str, dt.datetime] = {}  # path -> when its text last changed
+    renamed: dict[str, str] = {}  # since the last checkpoint: original path -> current path
+    at_commit: dict[str, tuple[dict[str, dt.datetime], dict[str, str]]] = {}
+    for sha, when, changes in history:
+        for change in changes:
+            if not any(glob_match(change.path, p) for p in paths) and change.status != "D":
+                if change.status == "R" and change.old in present:  # moved out of the pages: a deletion
+                    present.pop(change.old)
+                continue
+            if change.status == "D":
+                present.pop(change.path, None)
+            elif change.status == "R" and change.old is not None:
+                before = present.pop(change.old, when)
+                present[change.path] = when if change.path not in present else before
+                origin = next((o for o, cur in renamed.items() if cur == change.old), change.old)
+                renamed[origin] = change.path
+            else:
+                present[change.path] = when
+        if sha in wanted:
+            at_commit[sha] = (dict(present), dict(renamed))
+            renamed.clear()
+    snapshots = []
+    for day, sha in targets:
+        files, renames = at_commit[sha]
+        contents = _read_blobs(repo, sha, sorted(files))
+        pages = {}
+        for path in sorted(files):
+            page = _page(path, contents.get(path, b""), files[path])
+            if page is not None:
+                pages[path] = page
+        snapshots.append(Snapshot(day, pages, {old: new for old, new in renames.items() if old != new}))
+    return snapshots
+
+
+def _read_blobs(repo: Path, sha: str, paths: list[str]) -> dict[str, bytes]:
+    """The files' contents at a commit, in one `git cat-file --batch`."""
+    if not paths:
+        return {}
+    out = _git(repo, "cat-file", "--batch", input_bytes="".join(f"{sha}:{p}\n" for p in paths).encode())
+    contents, at = {}, 0
+    for path in paths:
+        header_end = out.index(b"\n", at)
+        header = out[at:header_end].split()
+        at = header_end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        contents[path] = out[at:at + size]
+        at += size + 1
+    return contents
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Snapshot folders: snapshots/<YYYY-MM-DD>/<path>
+
+
+def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
+    if not folder.is_dir():
+        raise CorpusError(f"the snapshot folder {folder} does not exist")
+    days = []
+    for child in sorted(folder.iterdir()):
+        try:
+            days.append((dt.date.fromisoformat(child.name), child))
+        except ValueError:
+            continue
+    if not days:
+        raise CorpusError(f"{folder} has no folder named by a date (YYYY-MM-DD)")
+    snapshots: list[Snapshot] = []
+    last: dict[str, CorpusPage] = {}
+    for day, child in days:
+        pages = {}
+        for file in sorted(p for p in child.rglob("*") if p.is_file()):
+            path = file.relative_to(child).as_posix()
+            if not any(glob_match(path, p) for p in paths):
+                continue
+            raw = file.read_bytes()
+            previous = last.get(path)
+            stamp = previous.updated_at if previous and previous.body == raw.decode("utf-8", "replace").replace(
+                "\r\n", "\n").strip() else dt.datetime.combine(day, dt.time())
+            page = _page(path, raw, stamp)
+            if page is not None:
+                pages[path] = page
+        snapshots.append(Snapshot(day, pages))
+        last = pages
+    return snapshots
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Prose into units a small model can read one at a time.
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
+
+
+def prose_units(body: str) -> list[str]:
+    """A markdown page as short, self-contained statements: paragraph sentences; list items and table rows
+    with the heading they sit under (a table row also with its column names); a FAQ's question with its
+    answer. Templated pages are plain sentences and pass through as such."""
+    units: list[str] = []
+    heading = ""
+    header: list[str] | None = None
+    question = ""
+    for raw in body.splitlines():
+        line = raw.strip()
+        if not line:
+            header = None if header is not None and not line else header
+            continue
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            header = None
+            question = heading if heading.endswith("?") else ""
+            continue
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue  # the |---|---| line
+            if header is None:
+                header = cells
+                continue
+            pairs = "; ".join(f"{h}: {c}" for h, c in zip(header, cells) if c)
+            units.append(f"{heading}: {pairs}." if heading else f"{pairs}.")
+            continue
+        header = None
+        qa = re.match(r"(?i)^(?:\*\*)?q(?:uestion)?[:.]\s*(.+)$", line)
+        if qa:
+            question = qa.group(1).strip("* ")
+            continue
+        answer = re.match(r"(?i)^(?:\*\*)?a(?:nswer)?[:.]\s*(.+)$", line)
+        item = re.match(r"^(?:[-*+]|\d+[.)])\s+(.+)$", line)
+        if answer or (question and not item):
+            text = (answer.group(1) if answer else line).strip("* ")
+            units.append(f"{question} {text}" if question else text)
+            question = ""
+            continue
+        if item:
+            units.append(f"{heading}: {item.group(1).strip()}" if heading else item.group(1).strip())
+            continue
+        units.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return [u for u in units if u]

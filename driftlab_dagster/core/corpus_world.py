@@ -1,0 +1,450 @@
+"""A world whose pages come from a real revision history (docs/your-own-wiki.md).
+
+`CorpusWorldSpec` is the world file: where the pages are (git or snapshot folders), the checkpoints, the
+open ontology (a name and a description per relation, no regex), authority and audience by path glob, an
+optional system of record, and the questions (a file, each question with its answer at each checkpoint).
+`CorpusWorld` answers everything the study asks of a world, so the Dagster partitions (scenario x
+checkpoint), the designs, the checks, the costs and the repair run on it unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .corpus import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots, prose_units
+from .ontology import Ontology, Predicate
+from .world import (
+    NONE,
+    Checkpoint,
+    NamingSpec,
+    Page,
+    Question,
+    World,
+    WorldFileError,
+    _check_scenario_name,
+    _slug,
+)
+
+# The values an open relation's parts take, as the shapes grounding trims them to. Simple classes with one
+# repetition each (world.py refuses anything that could backtrack).
+VALUE_KINDS = {
+    "name": r"[A-Za-z0-9][\w&'’ -]*",
+    "person": r"[A-Z][\w'’ -]*",
+    "number": r"\d[\d,.]*",
+    "phrase": r"[^.]+",
+}
+ValueKind = Literal["name", "person", "number", "phrase"]
+PUBLIC = "public"
+MAX_CHECKPOINTS = 200
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExampleSpec(_Model):
+    sentence: str = Field(max_length=1000)
+    subject: str = ""
+    object: str
+
+
+class OpenPredicateSpec(_Model):
+    description: str = Field(min_length=3, max_length=1000)
+    subject: ValueKind = "name"
+    object: ValueKind = "phrase"
+    fixed_subject: str | None = None  # the one subject a relation has ("Refund policy")
+    cues: list[str] = Field(default_factory=list)
+    examples: list[ExampleSpec] = Field(default_factory=list, max_length=4)
+    rename: bool = False  # "X was formerly called Y": merges entities instead of storing a fact
+
+
+class CorpusSpec(_Model):
+    git: str | None = None
+    snapshots: str | None = None
+    paths: list[str] = Field(default_factory=lambda: ["**/*.md"], min_length=1)
+    checkpoints: list[dt.date] | Literal["commits"] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "CorpusSpec":
+        if (self.git is None) == (self.snapshots is None):
+            raise ValueError("give exactly one of `git` (a repository) or `snapshots` (a folder of dated folders)")
+        if self.git is not None and self.checkpoints is None:
+            raise ValueError("a git corpus needs `checkpoints`: a list of dates, or `commits`")
+        if isinstance(self.checkpoints, list):
+            if not self.checkpoints:
+                raise ValueError("give at least one checkpoint date")
+            if self.checkpoints != sorted(set(self.checkpoints)):
+                raise ValueError("checkpoint dates must be distinct and increasing")
+        return self
+
+
+class ScenarioPolicy(_Model):
+    pages: Literal["all", "lagging", "none"]
+    graph: Literal["patch_changed_pages", "patch_from_record", "none"]
+    lag: float = Field(0.3, gt=0, le=1)  # with pages: lagging, the share of changed pages that lag one checkpoint
+    seed: int = 7
+
+
+class EvidenceSpec(_Model):
+    page: str
+    quote: str = ""
+
+
+class CorpusQuestionSpec(_Model):
+    id: str
+    text: str = Field(min_length=1, max_length=1000)
+    entity: str | dict[dt.date, str]
+    hops: list[str] = Field(min_length=1)
+    caller: list[str] = Field(default_factory=lambda: [PUBLIC], min_length=1)
+    answers: dict[dt.date, str] = Field(min_length=1)
+    accepted: dict[str, list[str]] = Field(default_factory=dict)
+    evidence: dict[dt.date, EvidenceSpec] = Field(default_factory=dict)
+
+    @field_validator("answers", "entity", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any) -> Any:
+        # A YAML number ("30") or null means its text; null is "none", the knowledge base does not say.
+        def text(v: Any) -> Any:
+            return NONE if v is None else str(v) if isinstance(v, (int, float)) else v
+        return {k: text(v) for k, v in value.items()} if isinstance(value, dict) else text(value)
+
+    @field_validator("accepted")
+    @classmethod
+    def _spellings(cls, accepted: dict[str, list[str]]) -> dict[str, list[str]]:
+        for answer, spellings in accepted.items():
+            if not spellings:
+                raise ValueError(f"the accepted spellings of {answer!r} are an empty list: list at least one, or "
+                                 "drop the entry")
+        return accepted
+
+
+class RecordSpec(_Model):
+    date: dt.date
+    source: str = "record:system"
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    rename: dict[Literal["from", "to"], str] | None = None
+    audience: str = PUBLIC
+
+
+class CorpusWorldSpec(_Model):
+    id: str | None = None
+    company: str = Field(min_length=1, max_length=200)
+    corpus: CorpusSpec
+    questions: str | list[CorpusQuestionSpec]
+    predicates: dict[str, OpenPredicateSpec] = Field(min_length=1)
+    authority: dict[str, int] = Field(default_factory=dict)  # path glob -> rank (1 canonical .. 3 notes)
+    audience: dict[str, str] = Field(default_factory=dict)  # path glob -> who may read
+    system_of_record: str | list[RecordSpec] | None = None
+    scenarios: dict[str, ScenarioPolicy] | None = None
+    naming: NamingSpec = Field(default_factory=NamingSpec)
+
+    @field_validator("predicates")
+    @classmethod
+    def _names(cls, predicates: dict[str, OpenPredicateSpec]) -> dict[str, OpenPredicateSpec]:
+        for name in predicates:
+            if not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", name):
+                raise ValueError(f"relation name {name!r}: lower case letters, digits and '_', e.g. owned_by")
+        return predicates
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenario_names(cls, scenarios: dict[str, ScenarioPolicy] | None) -> dict[str, ScenarioPolicy] | None:
+        for name in scenarios or {}:
+            _check_scenario_name(name)
+        return scenarios
+
+    @field_validator("authority")
+    @classmethod
+    def _ranks(cls, ranks: dict[str, int]) -> dict[str, int]:
+        for glob, rank in ranks.items():
+            if not 1 <= rank <= 3:
+                raise ValueError(f"rank {rank} for {glob!r}: use 1 (canonical), 2 (a page) or 3 (notes, drafts); "
+                                 "0 is the system of record")
+        return ranks
+
+
+def _open_predicate(name: str, p: OpenPredicateSpec) -> Predicate:
+    """An open relation as the study's ontology needs it. Its `sentence` is only how a stored fact is shown
+    (to a reader, in a graph's evidence): "Billing service — owned by — Orion."; a page is never parsed
+    with it."""
+    words = name.replace("_", " ")
+    sentence = (f"{p.fixed_subject} — {words} — {{object}}." if p.fixed_subject
+                else f"{{subject}} — {words} — {{object}}.")
+    cues = " ".join(p.cues) if p.cues else " ".join(re.findall(r"[a-z]{3,}", p.description.lower()))
+    examples = tuple((e.sentence, e.subject or (p.fixed_subject or ""), e.object) for e in p.examples)
+    return Predicate(name=name, sentence=sentence, subject_pattern=None if p.fixed_subject else VALUE_KINDS[p.subject],
+                     object_pattern=VALUE_KINDS[p.object], fixed_subject=p.fixed_subject, meaning=p.description,
+                     question=f"What is the {words} of {{subject}}? Answer with the value only.", query=cues,
+                     is_rename=p.rename, examples=examples, open=True)
+
+
+def _raise_all(problems: list[str]) -> None:
+    """One WorldFileError naming every problem, one line each."""
+    if problems:
+        raise WorldFileError("\n".join(dict.fromkeys(problems)))
+
+
+class CorpusWorld(World):
+    """A world read from a revision history. Loading it reads the repository (or folders) once."""
+
+    def __init__(self, spec: CorpusWorldSpec, source: str = "<memory>"):  # noqa: C901 - one pass of checks
+        self.spec = spec  # type: ignore[assignment]
+        self.source = source
+        base = Path(source).resolve().parent if Path(source).exists() else Path.cwd()
+        self.base = base
+        self.ontology = Ontology([_open_predicate(n, p) for n, p in spec.predicates.items()])
+        try:
+            if spec.corpus.git is not None:
+                snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits")
+            else:
+                snapshots = load_snapshots(base / spec.corpus.snapshots, spec.corpus.paths)  # type: ignore[operator]
+        except CorpusError as e:
+            raise WorldFileError(f"{source}: corpus: {e}") from None
+        if len(snapshots) > MAX_CHECKPOINTS:
+            raise WorldFileError(f"{source}: corpus: {len(snapshots)} checkpoints, at most {MAX_CHECKPOINTS}: pick "
+                                 "dates instead of every commit")
+        self.snapshots: list[Snapshot] = snapshots
+        self.checkpoints = [Checkpoint(i, s.day, dt.datetime.combine(s.day, dt.time()), None)
+                            for i, s in enumerate(snapshots)]
+        self.start = self.checkpoints[0].at
+        self.scenarios = spec.scenarios or self._default_scenarios()
+        self.questions_spec = self._load_questions()
+        self.records = self._load_records()
+        self._check_references()
+
+    # ----- loading the side files -----
+    def _side_file(self, name: str, what: str) -> Any:
+        path = self.base / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise WorldFileError(f"{self.source}: {what}: cannot read {path} ({e.strerror or type(e).__name__})") from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise WorldFileError(f"{path}: not valid YAML{where}") from None
+
+    def _load_questions(self) -> list[CorpusQuestionSpec]:
+        raw = self.spec.questions
+        where = str(self.base / raw) if isinstance(raw, str) else self.source
+        items = self._side_file(raw, "questions") if isinstance(raw, str) else raw
+        if not isinstance(items, list) or not items:
+            raise WorldFileError(f"{where}: a questions file is a list of questions (id, text, entity, hops, answers)")
+        questions, problems = [], []
+        for n, item in enumerate(items):
+            try:
+                questions.append(item if isinstance(item, CorpusQuestionSpec)
+                                 else CorpusQuestionSpec.model_validate(item))
+            except ValidationError as e:
+                qid = item.get("id", n) if isinstance(item, dict) else n
+                for err in e.errors():
+                    field = ".".join(str(p) for p in err["loc"])
+                    problems.append(f"{where}: question {qid}: {field}: {err['msg'].removeprefix('Value error, ')}")
+        _raise_all(problems)
+        return questions
+
+    def _load_records(self) -> list[RecordSpec]:
+        raw = self.spec.system_of_record
+        if raw is None:
+            return []
+        items = self._side_file(raw, "system_of_record") if isinstance(raw, str) else raw
+        records, problems = [], []
+        for n, item in enumerate(items or []):
+            try:
+                records.append(item if isinstance(item, RecordSpec) else RecordSpec.model_validate(item))
+            except ValidationError as e:
+                problems += [f"{self.source}: system_of_record[{n}]: {'.'.join(map(str, err['loc']))}: {err['msg']}"
+                             for err in e.errors()]
+        _raise_all(problems)
+        return sorted(records, key=lambda r: r.date)
+
+    def _default_scenarios(self) -> dict[str, ScenarioPolicy]:
+        scenarios = {"Fresh": ScenarioPolicy(pages="all", graph="patch_changed_pages"),
+                     "StaleGraph": ScenarioPolicy(pages="all", graph="none"),
+                     "PartialPages": ScenarioPolicy(pages="lagging", graph="patch_changed_pages")}
+        if self.spec.system_of_record is not None:
+            scenarios["StalePages"] = ScenarioPolicy(pages="none", graph="patch_from_record")
+        return scenarios
+
+    def _check_references(self) -> None:
+        """Every cross-reference mistake at once, one line each (a user fixes them in one pass)."""
+        days = [c.day for c in self.checkpoints]
+        seen: set[str] = set()
+        problems: list[str] = []
+        for q in self.questions_spec:
+            where = f"{self.source}: question {q.id}"
+            if q.id in seen:
+                problems.append(f"{where}: the id is used twice")
+            seen.add(q.id)
+            problems += [f"{where}: hops: unknown relation {hop!r} (known: {', '.join(self.ontology.names)})"
+                         for hop in q.hops if hop not in self.ontology]
+            first = min(q.answers)
+            if first > days[0]:
+                problems.append(f"{where}: no answer for checkpoint {days[0]} (its first answer is dated {first}); "
+                                "give one dated on or before it (none if the wiki does not say)")
+            if isinstance(q.entity, dict) and min(q.entity) > days[0]:
+                problems.append(f"{where}: entity: no name for checkpoint {days[0]}")
+        for r in self.records:
+            if r.rename is None and not (r.subject and r.predicate and r.object):
+                problems.append(f"{self.source}: system_of_record: the record of {r.date} needs subject, predicate "
+                                "and object, or a rename")
+            if r.predicate and r.predicate not in self.ontology:
+                problems.append(f"{self.source}: system_of_record: unknown relation {r.predicate!r}")
+        _raise_all(problems)
+
+    # ----- identity: the file, its side files and the corpus it read -----
+    @cached_property
+    def canonical_json(self) -> str:
+        digest = hashlib.sha256()
+        for s in self.snapshots:
+            digest.update(s.day.isoformat().encode())
+            for page in s.pages.values():
+                digest.update(f"{page.id}\0{page.updated_at.isoformat()}\0{page.body}\0".encode())
+        return json.dumps({"spec": self.spec.model_dump(mode="json"),
+                           "questions": [q.model_dump(mode="json") for q in self.questions_spec],
+                           "records": [r.model_dump(mode="json") for r in self.records],
+                           "corpus": digest.hexdigest()}, ensure_ascii=False)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id or _slug(self.spec.company)
+
+    @cached_property
+    def text(self) -> str:
+        """The world's own words: page texts, question texts, the file."""
+        pages = "\n".join(p.body for s in self.snapshots for p in s.pages.values())
+        return f"{self.canonical_json}\n{pages}"
+
+    @property
+    def company(self) -> str:
+        return self.spec.company
+
+    @property
+    def page_count(self) -> int:
+        return len({pid for s in self.snapshots for pid in s.pages})
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.questions_spec]
+
+    @property
+    def scenario_names(self) -> list[str]:
+        return list(self.scenarios)
+
+    def text_units(self, body: str) -> list[str]:
+        return prose_units(body)
+
+    def scenario_graph_policy(self, scenario: str) -> str:
+        return self.scenarios[scenario].graph
+
+    def scenario_pages_policy(self, scenario: str) -> str:
+        return self.scenarios[scenario].pages
+
+    # ----- who may read what, and whom to believe -----
+    def audience_of(self, page_id: str) -> str:
+        for glob, audience in self.spec.audience.items():
+            if glob_match(page_id, glob):
+                return audience
+        return PUBLIC
+
+    def authority_rank(self, source: str, predicate: str) -> int:
+        if source.startswith("record:"):
+            return self.RECORD
+        for glob, rank in self.spec.authority.items():
+            if glob_match(source, glob):
+                return rank
+        return self.MENTION
+
+    # ----- pages -----
+    def _page(self, p: CorpusPage) -> Page:
+        return Page(p.id, p.title, p.body, p.updated_at, self.audience_of(p.id))
+
+    def _lags(self, scenario: str, page_id: str, step: int) -> bool:
+        policy = self.scenarios[scenario]
+        draw = int(hashlib.sha256(f"{policy.seed}|{page_id}|{step}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        return draw < policy.lag
+
+    def pages_at(self, scenario: str, step: int) -> list[Page]:
+        policy = self.scenarios[scenario].pages
+        if policy == "none":
+            return [self._page(p) for p in self.snapshots[0].pages.values()]
+        now = self.snapshots[step].pages
+        if policy == "all" or step == 0:
+            return [self._page(p) for p in now.values()]
+        # lagging: a seeded share of the pages that changed at this step still show the previous checkpoint
+        before = self.snapshots[step - 1].pages
+        moved = {new: old for old, new in self.snapshots[step].renames.items()}
+        pages = []
+        for pid, page in now.items():
+            old = before.get(moved.get(pid, pid))
+            if (old is None or old.body != page.body) and self._lags(scenario, pid, step):
+                if old is not None:
+                    pages.append(self._page(CorpusPage(pid, old.title, old.body, old.updated_at)))
+                continue  # a new page that lags is not there yet
+            pages.append(self._page(page))
+        return pages
+
+    def renames_at(self, scenario: str, step: int) -> dict[str, str]:
+        if self.scenarios[scenario].pages == "none" or step == 0:
+            return {}
+        return dict(self.snapshots[step].renames)
+
+    # ----- questions -----
+    @staticmethod
+    def _as_of(values: dict[dt.date, str], day: dt.date) -> str:
+        return values[max(d for d in values if d <= day)]
+
+    def questions_at(self, step: int) -> list[Question]:
+        day, first = self.checkpoints[step].day, self.checkpoints[0].day
+        questions = []
+        for q in self.questions_spec:
+            entity = q.entity if isinstance(q.entity, str) else self._as_of(q.entity, day)
+            first_entity = q.entity if isinstance(q.entity, str) else self._as_of(q.entity, first)
+            expected = self._as_of(q.answers, day)
+            drifted = expected.casefold() != self._as_of(q.answers, first).casefold() or entity != first_entity
+            accepted = (expected, *q.accepted.get(expected, []))
+            questions.append(Question(q.id, 0, q.text.replace("{entity}", entity), entity, tuple(q.hops), expected,
+                                      drifted=drifted, accepted=accepted, caller=frozenset(q.caller)))
+        return questions
+
+    # ----- the system of record, and what changed -----
+    def record_changes(self, step: int) -> list[tuple[str, tuple, str]]:
+        if step == 0:
+            return []
+        since, until = self.checkpoints[step - 1].day, self.checkpoints[step].day
+        changes: list[tuple[str, tuple, str]] = []
+        for r in self.records:
+            if since < r.date <= until:
+                if r.rename is not None:
+                    changes.append(("rename", (r.rename["to"], r.rename["from"]), r.source))
+                else:
+                    changes.append(("fact", (r.subject, r.predicate, r.object), r.source))
+        return changes
+
+    def changes(self) -> list[dict[str, str]]:
+        rows = []
+        for prev, snap in zip(self.snapshots, self.snapshots[1:]):
+            before, now = prev.pages, snap.pages
+            edited = [p for p in now if p in before and before[p].body != now[p].body]
+            added = [p for p in now if p not in before and p not in snap.renames.values()]
+            removed = [p for p in before if p not in now and p not in snap.renames]
+            rows.append({"day": snap.day.isoformat(), "edited": str(len(edited)), "added": str(len(added)),
+                         "removed": str(len(removed)), "moved": str(len(snap.renames))})
+        return rows
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<stored world>") -> "World":
+        raise NotImplementedError("a corpus world is loaded from its file, which reads the corpus")
