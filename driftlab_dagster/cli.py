@@ -141,8 +141,8 @@ def cmd_check_world(args: argparse.Namespace) -> int:
 
     world = load_world(args.path)
     StudyContext.build(world, DriftlabConfig().study)  # the partitions Dagster would build from it
-    print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.spec.company}, "
-          f"{len(world.spec.pages)} pages, {len(world.spec.events)} events, {len(world.spec.questions)} questions, "
+    print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
+          f"{world.page_count} pages, {len(world.checkpoints) - 1} events, {len(world.question_ids)} questions, "
           f"scenarios {', '.join(world.scenario_names)}")
     return 0
 
@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (WorldFileError, WarehouseError, ModelServerDown, ConfigError, HeadlessError, ValueError) as e:
-        print(f"driftlab: error: {e}", file=sys.stderr)
+        for line in str(e).splitlines() or [type(e).__name__]:  # several problems: one line each
+            print(f"driftlab: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("driftlab: interrupted; partitions that finished are kept, the one in progress was rolled back",

@@ -99,6 +99,45 @@ def test_check_world_accepts_the_bundled_world():
     assert "world tessaly_freight" in done.stdout
 
 
+def test_check_world_validates_a_git_sourced_world_one_line_per_problem(tmp_path):
+    from driftlab_dagster_tests.support.handbook import build_handbook
+
+    built = build_handbook(tmp_path / "hb")
+    done = _driftlab("check-world", str(built.world))
+    assert done.returncode == 0, done.stderr
+    assert "world thistlecombe_handbook" in done.stdout and "35 questions" in done.stdout
+
+    questions = built.questions.read_text(encoding="utf-8")
+    broken = questions.replace("    2021-03-08: '149'\n", "    2022-02-01: '149'\n", 1)  # S01: no first answer
+    broken = broken.replace("    '149': [$149, 149 dollars]", "    '149': []", 1)  # and an empty accepted list
+    assert broken.count("\n") == questions.count("\n")
+    built.questions.write_text(broken, encoding="utf-8")
+    done = _driftlab("check-world", str(built.world))
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and len(lines) == 1  # the accepted list is checked with the question's shape
+    assert "question S01: accepted" in lines[0] and "empty" in lines[0]
+
+    two = broken.replace("    '149': []", "    '149': [$149]", 1).replace("hops: [led_by]", "hops: [leads]", 1)
+    built.questions.write_text(two, encoding="utf-8")
+    done = _driftlab("check-world", str(built.world))
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and len(lines) == 2, done.stderr
+    assert "question S01: no answer for checkpoint 2021-06-01" in lines[0]
+    assert "question S02: hops: unknown relation 'leads'" in lines[1]
+    assert all(line.startswith("driftlab: error: ") for line in lines)
+
+    built.questions.write_text(questions, encoding="utf-8")
+    world = built.world.read_text(encoding="utf-8")
+    built.world.write_text(world.replace("git: repo", "git: no-such-repo"), encoding="utf-8")
+    done = _driftlab("check-world", str(built.world))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no-such-repo" in done.stderr
+
+    built.world.write_text(world.replace("checkpoints: [2021-06-01", "checkpoints: [2020-01-01, 2021-06-01"),
+                           encoding="utf-8")
+    done = _driftlab("check-world", str(built.world))
+    assert done.returncode == 2 and "checkpoint 2020-01-01 is before the first commit" in done.stderr
+
+
 def test_an_output_folder_that_cannot_be_written_fails_before_the_study_starts(tmp_path):
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the folder should be")

@@ -1,0 +1,108 @@
+"""The whole drift study on a prose handbook with years of git history, on the shipped 0.5B model: the
+Thistlecombe handbook fixture (driftlab_dagster_tests/support/handbook.py) is built into a fresh git
+repository, then run through the documented path (`driftlab run --world handbook.yaml --extractor model
+--reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
+
+    PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--out bench/out/handbook] [--url URL]
+
+Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
+files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
+("none"), wrong answers hedged and right answers hedged, and the cost of patching the changed pages versus
+re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes about an hour cold on
+2 cores; replies are cached in the run's DuckDB file, so a rerun with --keep only pays for what changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from contextlib import nullcontext
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer  # noqa: E402
+from driftlab_dagster_tests.support.handbook import build_handbook  # noqa: E402
+
+
+def pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def accuracy_table(rows: list[dict]) -> list[str]:
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["design"], r["scenario"])].append(r)
+    lines = ["| Design | Scenario | All | Drifted | Abstained on none | Wrong hedged | Right hedged |",
+             "|---|---|---|---|---|---|---|"]
+    for (design, scenario), group in groups.items():
+        right = [r for r in group if r["outcome"] == "correct"]
+        drifted = [r for r in group if r["drifted"] == "True"]
+        none = [r for r in group if r["expected"] == "none"]
+        wrong = [r for r in group if r["outcome"] == "wrong"]
+        lines.append(f"| {design} | {scenario} | {pct(len(right), len(group))} | "
+                     f"{pct(sum(r['outcome'] == 'correct' for r in drifted), len(drifted))} | "
+                     f"{pct(sum(r['outcome'] == 'correct' for r in none), len(none))} ({len(none)}) | "
+                     f"{sum(r['hedged'] == 'True' for r in wrong)} of {len(wrong)} | "
+                     f"{sum(r['hedged'] == 'True' for r in right)} of {len(right)} |")
+    return lines
+
+
+def cost_table(costs: list[dict]) -> list[str]:
+    lines = ["| Checkpoint | Approach | Pages read | Input tokens | Output tokens | Tokens paid | Seconds |",
+             "|---|---|---|---|---|---|---|"]
+    for c in sorted(costs, key=lambda c: (int(c["event"]), c["approach"])):
+        paid = int(c.get("spent_input_tokens") or 0) + int(c.get("spent_output_tokens") or 0)
+        lines.append(f"| {c['event']} | {c['approach']} | {c['docs']} | {c['input_tokens']} | {c['output_tokens']} | "
+                     f"{paid} | {int(c['ms']) / 1000:.1f} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "handbook")
+    parser.add_argument("--url", help="an OpenAI-compatible server already serving the model (default: start one)")
+    parser.add_argument("--keep", action="store_true", help="keep the DuckDB file (and its cached replies)")
+    parser.add_argument("--scenarios", nargs="*", help="only these scenarios (default: all)")
+    args = parser.parse_args()
+    if not args.keep:
+        shutil.rmtree(args.out, ignore_errors=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    built = build_handbook(args.out / "fixture") if not (args.out / "fixture" / "handbook.yaml").exists() else None
+    world = args.out / "fixture" / "handbook.yaml"
+    if built is not None:
+        print(f"built {built.repo}: {len(built.commits)} commits, checkpoints "
+              f"{', '.join(d.isoformat() for d in built.checkpoints)}", flush=True)
+
+    with (nullcontext() if args.url else LlamaServer()) as server:
+        url = args.url or server.url  # type: ignore[union-attr]
+        started = time.perf_counter()
+        command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
+                   "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
+                   "--model", MODEL_ALIAS, "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
+                   *[flag for s in args.scenarios or [] for flag in ("--scenario", s)]]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        seconds = time.perf_counter() - started
+    (args.out / "stdout.txt").write_text(done.stdout)
+    (args.out / "stderr.txt").write_text(done.stderr)
+    print(done.stdout)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"driftlab run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+
+    folder = args.out / "thistlecombe_handbook"
+    rows = list(csv.DictReader(open(folder / "results.csv", encoding="utf-8")))
+    costs = list(csv.DictReader(open(folder / "costs.csv", encoding="utf-8")))
+    print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}\n")
+    print("\n".join(accuracy_table(rows)))
+    print()
+    print("\n".join(cost_table(costs)))
+
+
+if __name__ == "__main__":
+    main()
