@@ -20,11 +20,15 @@ from pathlib import Path
 
 import duckdb
 
+from driftlab_dagster.config import StudySettings
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 
+_NOW = StudySettings()
+# Both arms spell their prompts out: a settings file (driftlab.yaml) must not decide what is measured.
 ARMS = {
     "before (few-shot-v1, reader-v1)": ["--prompt", "few-shot-v1", "--reader-prompt", "reader-v1"],
-    "now (the defaults: relation-v1, reader-v3)": [],
+    f"now (the defaults: {_NOW.prompt}, {_NOW.reader_prompt})": ["--prompt", _NOW.prompt,
+                                                                  "--reader-prompt", _NOW.reader_prompt],
 }
 
 
@@ -53,17 +57,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("bench/out/speed"))
+    parser.add_argument("--only", choices=["old", "new"], help="run one arm (to redo one; the ratio then needs "
+                                                               "the other arm's time from an earlier run)")
     args = parser.parse_args()
-    results: dict[str, list[dict]] = {name: [] for name in ARMS}
+    arms = {n: f for n, f in ARMS.items() if args.only is None or ("before" in n) == (args.only == "old")}
+    results: dict[str, list[dict]] = {name: [] for name in arms}
     with LlamaServer() as server:
         for i in range(args.rounds):
-            order = list(ARMS) if i % 2 == 0 else list(reversed(ARMS))
+            order = list(arms) if i % 2 == 0 else list(reversed(arms))
             for name in order:
-                result = run_arm(server.url, args.out / f"round{i}-{'old' if 'before' in name else 'new'}", ARMS[name])
+                result = run_arm(server.url, args.out / f"round{i}-{'old' if 'before' in name else 'new'}", arms[name])
                 results[name].append(result)
                 print(f"round {i} {name}: {result['seconds']:.0f}s wall, {result['distinct_calls']} distinct calls, "
                       f"{result['tokens']} tokens, {result['model_seconds']:.0f}s in the model; {result['live']}",
                       flush=True)
+    if len(arms) < 2:
+        return
     old, new = (min(r["seconds"] for r in results[name]) for name in ARMS)
     print(f"\ncold whole-study ratio new / old: {new / old:.2f} ({new:.0f}s / {old:.0f}s, best of {args.rounds})")
 

@@ -11,6 +11,7 @@ file run against it.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +69,14 @@ class FakeModelServer:
     # ----- what a perfect reader would say
     def healthy_content(self, request: dict) -> str:
         system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+        if system.startswith("You check whether ONE sentence"):  # relation-v1: one relation, one sentence
+            relation = re.search(r"^Relation (\w+):", system, re.MULTILINE)
+            said = [t for t in self.ontology.parse(user) if relation and t.predicate == relation.group(1)]
+            if said:
+                return json.dumps({"states": True, "subject": said[0].subject, "object": said[0].object})
+            return json.dumps({"states": False, "subject": "", "object": ""})
+        if request.get("response_format") is None and system.startswith("Answer the question"):
+            return "unknown"  # reader-v3 answers in plain text
         if system.startswith("You read ONE sentence"):
             facts = [t._asdict() for t in self.ontology.parse(user)]
             return json.dumps({"facts": facts})
