@@ -84,15 +84,53 @@ class GovernedStore:
         self.names: list[EntityName] = []
         self.extractions: dict[str, tuple[int, dt.datetime]] = {}  # page id -> (version read, when)
         self._next_entity = 1
+        # Indexes over `facts` and `names`, so a page's patch and a question's look-up cost what they touch,
+        # not the size of the graph. Facts are never deleted (only retracted), so ids stay max + 1.
+        self._facts_by_source: dict[str, list[int]] = {}
+        self._facts_by_slot: dict[tuple[int, str], list[int]] = {}
+        self._next_fact = 1
+        self._names_index: tuple[dict[str, int], dict[int, list[EntityName]]] | None = None
+
+    # ---------- indexes ----------
+    def _reindex_facts(self) -> None:
+        """Rebuild the fact indexes after facts moved between entities or pages (renames: rare)."""
+        self._facts_by_source, self._facts_by_slot = {}, {}
+        for fact_id in sorted(self.facts):
+            self._index_fact(self.facts[fact_id])
+        self._next_fact = max(self.facts, default=0) + 1
+
+    def _index_fact(self, fact: GovernedFact) -> None:
+        self._facts_by_source.setdefault(fact.source, []).append(fact.id)
+        self._facts_by_slot.setdefault((fact.entity_id, fact.predicate), []).append(fact.id)
+
+    def _names_by(self) -> tuple[dict[str, int], dict[int, list[EntityName]]]:
+        """(folded name -> the entity of the first name with that key, entity -> its names in order)."""
+        if self._names_index is None:
+            by_key: dict[str, int] = {}
+            by_entity: dict[int, list[EntityName]] = {}
+            for n in self.names:
+                by_key.setdefault(self.world.name_key(n.name), n.entity_id)
+                by_entity.setdefault(n.entity_id, []).append(n)
+            self._names_index = (by_key, by_entity)
+        return self._names_index
+
+    def _set_names(self, names: list[EntityName]) -> None:
+        self.names = names
+        self._names_index = None
+
+    def facts_on(self, entity_id: int, predicate: str) -> list[GovernedFact]:
+        """Every fact (retracted ones too) on one (entity, predicate) slot, oldest id first."""
+        return [self.facts[i] for i in self._facts_by_slot.get((entity_id, predicate), ())]
+
+    def active_from(self, source: str) -> list[GovernedFact]:
+        """The facts one source (page or record) currently supports, oldest id first."""
+        facts = (self.facts[i] for i in self._facts_by_source.get(source, ()))
+        return [f for f in facts if f.retracted_at is None]
 
     # ---------- entities ----------
     def resolve(self, name: str) -> int | None:
         """Any name the entity ever went by, folded by the world's naming rules."""
-        key = self.world.name_key(name)
-        for n in self.names:
-            if self.world.name_key(n.name) == key:
-                return n.entity_id
-        return None
+        return self._names_by()[0].get(self.world.name_key(name))
 
     def ensure_entity(self, name: str, since: dt.datetime) -> int:
         found = self.resolve(name)
@@ -100,15 +138,20 @@ class GovernedStore:
             return found
         entity_id = self._next_entity
         self._next_entity += 1
-        self.names.append(EntityName(entity_id, name.strip(), since, FOREVER))
+        entry = EntityName(entity_id, name.strip(), since, FOREVER)
+        self.names.append(entry)
+        if self._names_index is not None:  # keep it true without a rebuild: new entities are frequent
+            self._names_index[0].setdefault(self.world.name_key(entry.name), entity_id)
+            self._names_index[1].setdefault(entity_id, []).append(entry)
         return entity_id
 
     def current_name(self, entity_id: int) -> str:
-        open_names = [n for n in self.names if n.entity_id == entity_id and n.valid_to is None]
-        return (open_names or [n for n in self.names if n.entity_id == entity_id])[-1].name
+        names = self._names_by()[1].get(entity_id, [])
+        open_names = [n for n in names if n.valid_to is None]
+        return (open_names or names)[-1].name
 
     def names_on(self, entity_id: int, when: dt.datetime) -> list[str]:
-        return [n.name for n in self.names if n.entity_id == entity_id and n.valid_from <= when
+        return [n.name for n in self._names_by()[1].get(entity_id, []) if n.valid_from <= when
                 and (n.valid_to is None or when < n.valid_to)]
 
     def rename(self, new: str, old: str, when: dt.datetime) -> None:
@@ -119,23 +162,28 @@ class GovernedStore:
         keep = old_id if old_id is not None else new_id
         if keep is None:
             keep = self.ensure_entity(new, when)
+        names = list(self.names)
         if new_id is not None and new_id != keep:
             self.facts = {i: replace(f, entity_id=keep) if f.entity_id == new_id else f for i, f in self.facts.items()}
-            self.names = [replace(n, entity_id=keep) if n.entity_id == new_id else n for n in self.names]
-        if not any(n.entity_id == keep and key(n.name) == key(old) for n in self.names):
-            self.names.append(EntityName(keep, old.strip(), dt.datetime.min, when))
-        self.names = [replace(n, valid_to=when) if n.entity_id == keep and key(n.name) == key(old)
-                      and n.valid_to is None else n for n in self.names]
-        if not any(n.entity_id == keep and key(n.name) == key(new) for n in self.names):
-            self.names.append(EntityName(keep, new.strip(), when, FOREVER))
+            self._reindex_facts()
+            names = [replace(n, entity_id=keep) if n.entity_id == new_id else n for n in names]
+        if not any(n.entity_id == keep and key(n.name) == key(old) for n in names):
+            names.append(EntityName(keep, old.strip(), dt.datetime.min, when))
+        names = [replace(n, valid_to=when) if n.entity_id == keep and key(n.name) == key(old)
+                 and n.valid_to is None else n for n in names]
+        if not any(n.entity_id == keep and key(n.name) == key(new) for n in names):
+            names.append(EntityName(keep, new.strip(), when, FOREVER))
+        self._set_names(names)
 
     # ---------- writes ----------
     def _record(self, entity_id: int, predicate: str, obj: str, source: str, version: int, extractor: str,
                 valid_from: dt.datetime, at: dt.datetime, audience: str = "public") -> None:
-        fact_id = max(self.facts, default=0) + 1
+        fact_id = self._next_fact
+        self._next_fact += 1
         self.facts[fact_id] = GovernedFact(fact_id, entity_id, predicate, obj, source, version,
                                            self.world.authority_rank(source, predicate), extractor, valid_from,
                                            FOREVER, at, None, audience)
+        self._index_fact(self.facts[fact_id])
 
     def _retract(self, fact: GovernedFact, at: dt.datetime, valid_to: dt.datetime | None) -> None:
         self.facts[fact.id] = replace(fact, retracted_at=at, valid_to=valid_to)
@@ -158,7 +206,7 @@ class GovernedStore:
                 subject = self.world.ontology[t.predicate].fixed_subject or t.subject
                 entity_id = self.ensure_entity(subject, page.updated_at)
                 said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
-        for fact in [f for f in self.active() if f.source == page.id]:
+        for fact in self.active_from(page.id):
             key = (fact.entity_id, fact.predicate, fact.object.casefold())
             if key in said:
                 if fact.source_version != page.version:  # confirmed by the new version: re-record, same validity
@@ -175,21 +223,21 @@ class GovernedStore:
 
     def forget_page(self, page_id: str, at: dt.datetime) -> None:
         """A deleted page: what it said stopped being true when the graph learned it was gone."""
-        for fact in [f for f in self.active() if f.source == page_id]:
+        for fact in self.active_from(page_id):
             self._retract(fact, at, at)
         self.extractions.pop(page_id, None)
 
     def rename_page(self, old_id: str, new_id: str) -> None:
         """A moved page keeps its facts under its new id (nothing it said stopped being true)."""
         self.facts = {i: replace(f, source=new_id) if f.source == old_id else f for i, f in self.facts.items()}
+        self._reindex_facts()
         if old_id in self.extractions:
             self.extractions[new_id] = self.extractions.pop(old_id)
 
     def apply_record(self, subject: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
         """A system-of-record fact, keyed by the canonical entity, so it reaches every spelling."""
         entity_id = self.ensure_entity(subject, at)
-        for fact in [f for f in self.active() if f.entity_id == entity_id and f.predicate == predicate
-                     and f.source == source]:
+        for fact in [f for f in self.facts_on(entity_id, predicate) if f.source == source and f.retracted_at is None]:
             self._retract(fact, at, at)
         self._record(entity_id, predicate, obj, source, 1, "record", at, at)
 
@@ -197,16 +245,19 @@ class GovernedStore:
     def believed_on(self, name: str, predicate: str, when: dt.datetime) -> list[GovernedFact]:
         """What the graph held about (name, predicate) as recorded on `when` (transaction time)."""
         entity_id = self.resolve(name)
-        return [f for _, f in sorted(self.facts.items()) if f.entity_id == entity_id and f.predicate == predicate
-                and f.recorded_at <= when and (f.retracted_at is None or when < f.retracted_at)]
+        if entity_id is None:
+            return []
+        return [f for f in self.facts_on(entity_id, predicate)
+                if f.recorded_at <= when and (f.retracted_at is None or when < f.retracted_at)]
 
     def true_on(self, name: str, predicate: str, when: dt.datetime) -> list[GovernedFact]:
         """What the graph now says was true of (name, predicate) on `when` (valid time)."""
         entity_id = self.resolve(name)
+        if entity_id is None:
+            return []
         latest = {}
-        for f in sorted(self.facts.values(), key=lambda f: (f.recorded_at, f.id)):
-            if f.entity_id == entity_id and f.predicate == predicate:
-                latest[(f.source, f.object.casefold(), f.valid_from)] = f
+        for f in sorted(self.facts_on(entity_id, predicate), key=lambda f: (f.recorded_at, f.id)):
+            latest[(f.source, f.object.casefold(), f.valid_from)] = f
         return [f for f in latest.values() if f.valid_from <= when and (f.valid_to is None or when < f.valid_to)]
 
     # ---------- snapshots ----------
@@ -224,7 +275,8 @@ class GovernedStore:
         for row in facts:
             f = GovernedFact(**{k: row[k] for k in fields if k in row})
             store.facts[f.id] = f
-        store.names = [EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names]
+        store._reindex_facts()
+        store._set_names([EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names])
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
         store.extractions = {x["page_id"]: (x["version"], x["extracted_at"]) for x in extraction_log}
         return store
@@ -276,10 +328,10 @@ class GovernedResolver:
         may_read = may_read or (lambda audience: True)
         entity_id = self.entity(name)
         if entity_id is None:
-            return Resolution(None, False, "not in graph")
+            return self._from_newer_pages_only(name, predicate, may_read)
         candidates: list[Candidate] = []
-        for fact in self.store.active():
-            if fact.entity_id != entity_id or fact.predicate != predicate or not may_read(fact.audience):
+        for fact in self.store.facts_on(entity_id, predicate):
+            if fact.retracted_at is not None or not may_read(fact.audience):
                 continue
             if fact.source in self.ahead:
                 continue  # replaced below by what the newer version of that page says
@@ -291,6 +343,19 @@ class GovernedResolver:
                 if t.predicate == predicate and self._same_entity(t.subject, entity_id):
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                 page.updated_at, page_id, settled_by_newer_version=True))
+        return self._weigh(candidates)
+
+    def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
+        """A name the graph has never seen (a product renamed after the graph last read its pages, where the
+        rename itself was not read) may still be stated by pages newer than the graph: weigh those."""
+        key = self.world.name_key(name)
+        candidates = [Candidate(t.object, self.world.authority_rank(page_id, predicate), page.updated_at, page_id,
+                                settled_by_newer_version=True)
+                      for page_id, (page, triples) in self.ahead.items() if may_read(page.audience)
+                      for t in triples if t.predicate == predicate and self.world.name_key(t.subject) == key]
+        return self._weigh(candidates)
+
+    def _weigh(self, candidates: list[Candidate]) -> Resolution:
         if not candidates:
             return Resolution(None, False, "not in graph")
         top_rank = min(c.rank for c in candidates)
