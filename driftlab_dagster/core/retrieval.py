@@ -26,9 +26,35 @@ def tokenize(text: str) -> list[str]:
 
 
 class _LuceneIdfBM25(BM25Okapi):
+    _postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+
     def _calc_idf(self, nd: dict[str, int]) -> None:
         n = self.corpus_size
         self.idf = {word: math.log(1 + (n - df + 0.5) / (df + 0.5)) for word, df in nd.items()}
+
+    def get_scores(self, query: list[str]) -> np.ndarray:
+        """rank-bm25's scores with rank-bm25's arithmetic, from postings: a term touches only the pages that
+        contain it instead of every page (rank-bm25 loops over the whole corpus in Python for each term, ~50 ms
+        a query at 40,000 pages). A page without the term adds exactly 0.0 either way, so the floats, and the
+        rankings, are identical."""
+        if self._postings is None:
+            by_term: dict[str, tuple[list[int], list[int]]] = {}
+            for i, freqs in enumerate(self.doc_freqs):
+                for term, tf in freqs.items():
+                    docs, tfs = by_term.setdefault(term, ([], []))
+                    docs.append(i)
+                    tfs.append(tf)
+            self._postings = {t: (np.asarray(d, dtype=np.int64), np.asarray(f)) for t, (d, f) in by_term.items()}
+            doc_len = np.array(self.doc_len)
+            self._norm = self.k1 * (1 - self.b + self.b * doc_len / self.avgdl)
+        score = np.zeros(self.corpus_size)
+        for q in query:
+            found = self._postings.get(q)
+            if found is None:
+                continue
+            docs, tf = found
+            score[docs] += (self.idf.get(q) or 0) * (tf * (self.k1 + 1) / (tf + self._norm[docs]))
+        return score
 
 
 class Bm25Retriever:

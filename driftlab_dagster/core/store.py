@@ -67,6 +67,12 @@ class Store:
         self.extractions: dict[str, ExtractionEntry] = {}
         self.graph_writes = 0  # every insert, update or delete on entities, aliases or facts
         self._entity_by_name: dict[str, int] = {}
+        # Indexes, so that a patch and a look-up cost what they touch, not the size of the graph. New ids
+        # are still max + 1 of what exists (see the module docstring): the maxima are kept, not counted.
+        self._facts_by_source: dict[str, set[int]] = {}
+        self._facts_by_slot: dict[tuple[int, str], set[int]] = {}
+        self._max_fact_id = 0
+        self._max_entity_id = 0
 
     # ---------- pages ----------
     def upsert_page(self, page_id: str, title: str, body: str, at: dt.datetime, audience: str = "public") -> bool:
@@ -90,9 +96,9 @@ class Store:
         self.pages[new_id] = replace(page, id=new_id)
         if old_id in self.extractions:
             self.extractions[new_id] = replace(self.extractions.pop(old_id), page_id=new_id)
-            moved = [f for f in self.facts.values() if f.source_doc == old_id]
+            moved = [self.facts[i] for i in sorted(self._facts_by_source.get(old_id, ()))]
             for f in moved:
-                self.facts[f.id] = replace(f, source_doc=new_id)
+                self._put(replace(f, source_doc=new_id))
             self.graph_writes += len(moved)
 
     def delete_page(self, page_id: str) -> None:
@@ -102,7 +108,7 @@ class Store:
 
     def forget_page(self, page_id: str) -> None:
         """Drop a deleted page's facts and its line of the extraction log."""
-        self._delete_facts(lambda f: f.source_doc != page_id)
+        self._delete_facts(self._facts_by_source.get(page_id, ()))
         self.extractions.pop(page_id, None)
 
     def sorted_pages(self, ids: Iterable[str] | None = None) -> list[StoredPage]:
@@ -131,7 +137,8 @@ class Store:
         existing = self.resolve(name)
         if existing is not None:
             return existing
-        new_id = max(self.entities, default=0) + 1
+        new_id = self._max_entity_id + 1
+        self._max_entity_id = new_id
         self.entities[new_id] = name.strip()
         self._entity_by_name[name.strip().casefold()] = new_id
         self.graph_writes += 1
@@ -161,15 +168,16 @@ class Store:
             self._rename_entity(old_id, new_name)
             new_id = old_id
         elif old_id is not None and new_id is not None and old_id != new_id:
-            moved = [f for f in self.facts.values() if f.entity_id == new_id]
+            moved = [f for f in self.facts.values() if f.entity_id == new_id]  # rare: one per rename
             for f in moved:
-                self.facts[f.id] = replace(f, entity_id=old_id)
+                self._put(replace(f, entity_id=old_id))
             self.graph_writes += max(len(moved), 1)
             moved_aliases = [k for k, (_, eid) in self.aliases.items() if eid == new_id]
             for k in moved_aliases:
                 self.aliases[k] = (self.aliases[k][0], old_id)
             self.graph_writes += max(len(moved_aliases), 1)
             dropped = self.entities.pop(new_id)
+            self._max_entity_id = max(self.entities, default=0)
             del self._entity_by_name[dropped.casefold()]
             self.graph_writes += 1
             self._rename_entity(old_id, new_name)
@@ -183,21 +191,42 @@ class Store:
     def _insert_fact(self, entity_id: int, predicate: str, obj: str, source: str, version: int,
                      extracted_at: dt.datetime, valid_from: dt.datetime, extractor: str = "",
                      audience: str = "public") -> None:
-        fact_id = max(self.facts, default=0) + 1
-        self.facts[fact_id] = Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from,
-                                   extractor, audience)
+        fact_id = self._max_fact_id + 1
+        self._put(Fact(fact_id, entity_id, predicate, obj, source, version, extracted_at, valid_from, extractor,
+                       audience))
         self.graph_writes += 1
 
-    def _delete_facts(self, keep) -> None:  # type: ignore[no-untyped-def]
-        doomed = [fid for fid, f in self.facts.items() if not keep(f)]
+    def _put(self, fact: Fact) -> None:
+        """Insert or replace one fact, keeping the indexes true."""
+        old = self.facts.get(fact.id)
+        if old is not None:
+            self._unindex(old)
+        self.facts[fact.id] = fact
+        self._facts_by_source.setdefault(fact.source_doc, set()).add(fact.id)
+        self._facts_by_slot.setdefault((fact.entity_id, fact.predicate), set()).add(fact.id)
+        self._max_fact_id = max(self._max_fact_id, fact.id)
+
+    def _unindex(self, fact: Fact) -> None:
+        for index, key in ((self._facts_by_source, fact.source_doc),
+                           (self._facts_by_slot, (fact.entity_id, fact.predicate))):
+            ids = index[key]  # type: ignore[index]
+            ids.discard(fact.id)
+            if not ids:
+                del index[key]  # type: ignore[arg-type]
+
+    def _delete_facts(self, fact_ids: Iterable[int]) -> None:
+        """Delete these facts; like the post's DELETE, it counts as one write even when nothing matched."""
+        doomed = sorted(fact_ids)
         for fid in doomed:
-            del self.facts[fid]
+            self._unindex(self.facts.pop(fid))
+        if self._max_fact_id in doomed:
+            self._max_fact_id = max(self.facts, default=0)
         self.graph_writes += max(len(doomed), 1)
 
     def replace_page_facts(self, page: StoredPage, triples: Iterable[Triple], extracted_at: dt.datetime,
                            skip_predicates: set[str], extractor: str = "", issue: str = "") -> None:
         """Delete what this page contributed, store what it says now, and log the version read."""
-        self._delete_facts(lambda f: f.source_doc != page.id)
+        self._delete_facts(self._facts_by_source.get(page.id, ()))
         for t in triples:
             if t.predicate in skip_predicates:
                 continue
@@ -210,11 +239,12 @@ class Store:
                      audience: str = "public") -> None:
         """System-of-record patch: the new value supersedes every extracted value for that slot."""
         entity_id = self.ensure_entity(entity)
-        self._delete_facts(lambda f: not (f.entity_id == entity_id and f.predicate == predicate))
+        self._delete_facts(self._facts_by_slot.get((entity_id, predicate), ()))
         self._insert_fact(entity_id, predicate, obj, source, 1, at, at, audience=audience)
 
     def facts_about(self, entity_id: int, predicate: str) -> list[Fact]:
-        return [f for _, f in sorted(self.facts.items()) if f.entity_id == entity_id and f.predicate == predicate]
+        """Facts on one (entity, predicate) slot, oldest id first."""
+        return [self.facts[i] for i in sorted(self._facts_by_slot.get((entity_id, predicate), ()))]
 
     def clear_graph(self) -> None:
         for table in (self.facts, self.aliases, self.entities):
@@ -222,6 +252,9 @@ class Store:
             table.clear()
         self._entity_by_name.clear()
         self.extractions.clear()
+        self._facts_by_source.clear()
+        self._facts_by_slot.clear()
+        self._max_fact_id = self._max_entity_id = 0
 
     # ---------- snapshots ----------
     def copy(self) -> "Store":
@@ -232,6 +265,9 @@ class Store:
         other.facts = dict(self.facts)
         other.extractions = dict(self.extractions)
         other._entity_by_name = dict(self._entity_by_name)
+        other._facts_by_source = {k: set(v) for k, v in self._facts_by_source.items()}
+        other._facts_by_slot = {k: set(v) for k, v in self._facts_by_slot.items()}
+        other._max_fact_id, other._max_entity_id = self._max_fact_id, self._max_entity_id
         return other
 
     def snapshot(self) -> dict[str, list[dict]]:
@@ -265,12 +301,13 @@ class Store:
         for e in entities:
             store.entities[int(e["entity_id"])] = e["name"]
             store._entity_by_name[e["name"].casefold()] = int(e["entity_id"])
+            store._max_entity_id = max(store._max_entity_id, int(e["entity_id"]))
         for a in aliases:
             store.aliases[a["alias"].casefold()] = (a["alias"], int(a["entity_id"]))
         for f in facts:
-            store.facts[int(f["fact_id"])] = Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"],
-                                                  f["source_doc"], int(f["source_version"]), f["extracted_at"],
-                                                  f["valid_from"], f.get("extractor", ""), f.get("audience", "public"))
+            store._put(Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"], f["source_doc"],
+                            int(f["source_version"]), f["extracted_at"], f["valid_from"], f.get("extractor", ""),
+                            f.get("audience", "public")))
         for x in extraction_log:
             store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"],
                                                               x.get("extractor", ""), x.get("issue", ""))

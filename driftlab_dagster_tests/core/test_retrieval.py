@@ -67,3 +67,22 @@ def test_the_pricing_page_answers_a_price_question(world):
     pages = [StoredPage(p.id, p.title, p.body, 1, T) for p in world.pages_at("Fresh", 0)]
     top = Bm25Retriever(pages).top("How much does the Pro plan cost per user per month?", 3)
     assert "d02" in [p.id for p in top]
+
+
+@pytest.mark.parametrize("copies", [1, 25])
+def test_scores_from_postings_are_rank_bm25s_own_floats(copies):
+    from rank_bm25 import BM25Okapi
+
+    from driftlab_dagster.core.generate import dump_world, scale_world
+    from driftlab_dagster.core.world import load_world, parse_world
+    from driftlab_dagster.project import DEFAULT_WORLD
+
+    world = parse_world(dump_world(scale_world(load_world(DEFAULT_WORLD), copies, seed=2)), "scaled")
+    pages = [StoredPage(p.id, p.title, p.body, 1, world.start) for p in world.pages_at("Fresh", 4)]
+    retriever = Bm25Retriever(pages)
+    bm25 = retriever._bm25
+    queries = [q.text for q in world.questions_at(4)] + ["no such words at all", "plan plan plan", ""]
+    for query in queries:
+        terms = list(dict.fromkeys(tokenize(query)))
+        ours, theirs = bm25.get_scores(terms), BM25Okapi.get_scores(bm25, terms)
+        assert ours.tobytes() == theirs.tobytes(), query
