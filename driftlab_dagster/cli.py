@@ -3,6 +3,7 @@
     driftlab run                 # every configured world through Dagster into data/driftlab.duckdb, tables printed
     driftlab run --engine core   # the same study in memory, no Dagster, no DuckDB (for comparison)
     driftlab check-world PATH    # validate a world file
+    driftlab generate-world PATH --copies 10 --out big.yaml   # a 10-fold world for measuring scale
     driftlab model-server        # serve the shipped 0.5B model on http://127.0.0.1:8080 (needs the llm extra)
 
 Every knowledge-layer flag (--extractor, --reader, --model, ...) is a field of the settings file
@@ -147,6 +148,27 @@ def cmd_check_world(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_generate_world(args: argparse.Namespace) -> int:
+    from driftlab_dagster.core.generate import dump_world, scale_world
+    from driftlab_dagster.core.world import parse_world
+
+    world = load_world(args.path)
+    text = dump_world(scale_world(world, args.copies, args.seed))
+    generated = parse_world(text, str(args.out))  # the same validation as a hand-written file, before writing
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        raise ValueError(f"{out}: cannot write the world file ({e.strerror or e}); pick a writable --out") from None
+    print(f"{out}: world {generated.id} (version {generated.version}), {generated.page_count} pages "
+          f"({args.copies} x {world.page_count}), {len(generated.checkpoints) - 1} events, "
+          f"{len(generated.question_ids)} questions; run it with `driftlab run --world {out}`")
+    return 0
+
+
 def cmd_model_server(args: argparse.Namespace) -> int:
     try:
         import llama_cpp  # noqa: F401  (the runtime, from the llm extra)
@@ -175,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check-world", help="validate a world file")
     check.add_argument("path")
     check.set_defaults(func=cmd_check_world)
+    generate = sub.add_parser("generate-world", help="a larger world: the source plus renamed, unchanging copies "
+                                                     "of its pages (for measuring scale)")
+    generate.add_argument("path", help="a templated world file")
+    generate.add_argument("--copies", type=int, required=True, help="how many times the source's pages (1 = as is)")
+    generate.add_argument("--seed", type=int, default=0, help="picks the copies' name suffixes (default 0)")
+    generate.add_argument("--out", required=True, help="where to write the world file")
+    generate.set_defaults(func=cmd_generate_world)
     server = sub.add_parser("model-server", help="serve the shipped 0.5B model (OpenAI-compatible) until Ctrl-C")
     server.add_argument("--port", type=int, default=8080)
     server.add_argument("--threads", type=int, default=2)

@@ -1,0 +1,108 @@
+"""The world generator: larger worlds that pass the same validation as a hand-written file, keep the
+source's study intact, and grow the corpus without growing what an event changes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from driftlab_dagster.core.generate import CannotScale, dump_world, scale_world
+from driftlab_dagster.core.study import run_study
+from driftlab_dagster.core.world import MAX_PAGES, load_world, parse_world
+from driftlab_dagster.project import DATA_DIR, PROJECT_ROOT
+from driftlab_dagster_tests.support.handbook import build_handbook
+
+WORLDS = sorted((DATA_DIR / "worlds").glob("*.yaml"))
+
+
+def _costs(result) -> dict[tuple[int, str], dict]:  # type: ignore[no-untyped-def]
+    return {(c["event"], c["approach"]): c for c in result.costs}
+
+
+def _accuracy(result) -> Counter:  # type: ignore[no-untyped-def]
+    return Counter((r["design"], r["scenario"]) for r in result.results if r["outcome"] == "correct")
+
+
+@pytest.mark.parametrize("path", WORLDS, ids=lambda p: p.stem)
+def test_a_scaled_world_validates_and_an_event_changes_as_many_pages_as_in_the_source(path):
+    source = load_world(path)
+    scaled = parse_world(dump_world(scale_world(source, copies=4, seed=3)), "scaled")
+    assert scaled.page_count == 4 * source.page_count
+    assert scaled.id != source.id and scaled.question_ids == source.question_ids
+    assert [c.key for c in scaled.checkpoints] == [c.key for c in source.checkpoints]
+
+    base, big = run_study(source), run_study(scaled)
+    base_costs, big_costs = _costs(base), _costs(big)
+    assert base_costs.keys() == big_costs.keys()
+    for key, cost in base_costs.items():
+        if "full re-extract" in key[1]:  # rebuilding reads every page: four times as many
+            assert big_costs[key]["docs"] == 4 * cost["docs"]
+        else:  # patching reads what changed, and the copies never change
+            assert big_costs[key]["docs"] == cost["docs"], key
+    # The copies speak only of their own renamed things: every graph-only answer is as in the source.
+    for design in ("Graph", "Governed"):
+        assert {k: v for k, v in _accuracy(big).items() if k[0] == design} == \
+               {k: v for k, v in _accuracy(base).items() if k[0] == design}
+
+
+def test_the_copies_rename_what_the_facts_are_about_and_never_repeat_the_source():
+    source = load_world(DATA_DIR / "worlds" / "tessaly_freight.yaml")
+    scaled = parse_world(dump_world(scale_world(source, copies=3, seed=11)), "scaled")
+    step = len(scaled.checkpoints) - 1
+    source_ids = {p.id for p in source.spec.pages}
+    source_subjects = {t.subject for p in source.pages_at("Fresh", 0) for t in source.ontology.parse(p.body)}
+    copies = [p for p in scaled.pages_at("Fresh", step) if p.id not in source_ids]
+    assert len(copies) == 2 * source.page_count
+    said = [t for p in copies for t in source.ontology.parse(p.body)]
+    assert said and not {t.subject for t in said} & source_subjects
+    assert not any(source.ontology[t.predicate].fixed_subject for t in said)
+    # They never change: the same text before and after every event.
+    assert {p.id: p.body for p in scaled.pages_at("Fresh", 0) if p.id not in source_ids} == \
+           {p.id: p.body for p in copies}
+
+
+def test_the_same_seed_gives_the_same_bytes_and_another_seed_other_names():
+    source = load_world(DATA_DIR / "worlds" / "tessaly_freight.yaml")
+    one = dump_world(scale_world(source, copies=3, seed=5))
+    assert one == dump_world(scale_world(source, copies=3, seed=5))
+    assert one != dump_world(scale_world(source, copies=3, seed=6))
+
+
+def test_worlds_that_cannot_be_scaled_say_why(tmp_path):
+    source = load_world(DATA_DIR / "worlds" / "tessaly_freight.yaml")
+    with pytest.raises(CannotScale, match="MAX_PAGES"):
+        scale_world(source, copies=MAX_PAGES // source.page_count + 1)
+    handbook = build_handbook(tmp_path)
+    with pytest.raises(CannotScale, match="only a templated world can be scaled"):
+        scale_world(load_world(handbook.world), copies=2)
+
+
+def test_generate_world_writes_a_file_that_check_world_accepts_and_the_study_runs_through_dagster(tmp_path):
+    out = tmp_path / "big.yaml"
+    env_free = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
+    cli = [sys.executable, "-m", "driftlab_dagster"]
+    made = subprocess.run(cli + ["generate-world", str(DATA_DIR / "worlds" / "tessaly_freight.yaml"), "--copies", "3",
+                                 "--out", str(out)], capture_output=True, text=True, cwd=PROJECT_ROOT, env=env_free)
+    assert made.returncode == 0, made.stderr
+    checked = subprocess.run(cli + ["check-world", str(out)], capture_output=True, text=True, cwd=PROJECT_ROOT,
+                             env=env_free)
+    assert checked.returncode == 0 and "120 pages" in checked.stdout, checked.stdout + checked.stderr
+
+    ran = subprocess.run(cli + ["run", "--world", str(out), "--database", str(tmp_path / "d.duckdb"), "--out",
+                                str(tmp_path / "out")], capture_output=True, text=True, cwd=PROJECT_ROOT,
+                         env=env_free, timeout=900)
+    assert ran.returncode == 0, ran.stderr
+    world = load_world(out)
+    expected = run_study(world)  # the in-memory core on the same file
+    results = (tmp_path / "out" / world.id / "results.csv").read_text().splitlines()
+    assert len(results) - 1 == len(expected.results)
+    core = tmp_path / "core"
+    subprocess.run(cli + ["run", "--engine", "core", "--world", str(out), "--out", str(core)], check=True,
+                   capture_output=True, cwd=PROJECT_ROOT, env=env_free)
+    assert (core / world.id / "results.csv").read_text() == (tmp_path / "out" / world.id / "results.csv").read_text()
+    assert (core / world.id / "costs.csv").read_text().count("\n") == \
+           (tmp_path / "out" / world.id / "costs.csv").read_text().count("\n")
