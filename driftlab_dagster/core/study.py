@@ -73,14 +73,19 @@ def maintain(store: Store, world: World, scenario: str, step: int, extractor: Ex
 def replay_steps(world: World, scenario: str, pages_by_step: Iterable[Iterable[Page | StoredPage]],
                  extractor: Extractor, governed: GovernedStore | None = None,
                  renames_by_step: list[dict[str, str]] | None = None,
+                 resume: tuple[int, Store] | None = None,
                  ) -> Iterator[tuple[int, Store, CostSample | None]]:
     """The scenario's knowledge layer step by step: initial load, then each event's page changes (pages
     moved, `renames_by_step`, first) and maintenance, in order. Yields (step, the store after that step,
     that step's maintenance cost or None); the store is the same object throughout, so snapshot it before
-    asking for the next step. A governed store, if given, is kept in step from the same readings."""
-    store = Store()
-    for step, pages in enumerate(pages_by_step):
-        renames = renames_by_step[step] if renames_by_step else {}
+    asking for the next step. A governed store, if given, is kept in step from the same readings.
+
+    `resume=(first, store)` starts at step `first` from `store` (and `governed`) as they stood after step
+    `first - 1`, e.g. loaded from the warehouse; `pages_by_step` and `renames_by_step` then begin at `first`."""
+    first, store = resume if resume is not None else (0, Store())
+    for offset, pages in enumerate(pages_by_step):
+        step = first + offset
+        renames = renames_by_step[offset] if renames_by_step else {}
         if governed is not None:
             for old, new in renames.items():
                 governed.rename_page(old, new)

@@ -295,17 +295,17 @@ def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[dict]:
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
-                        upto_step: int) -> dict[int, list[dict]]:
-    """Step -> that day's pages, for steps 0..upto_step of one scenario (what a graph replays)."""
+                        upto_step: int, from_step: int = 0) -> dict[int, list[dict]]:
+    """Step -> that day's pages, for steps from_step..upto_step of one scenario (what a graph replays)."""
     rows = records(conn, """SELECT world_version, step, page_id, title, body, version, updated_at, audience,
                                    renamed_from FROM pages
-                            WHERE world = ? AND scenario = ? AND step <= ? ORDER BY step, page_id""",
-                   [world, scenario, upto_step])
+                            WHERE world = ? AND scenario = ? AND step BETWEEN ? AND ? ORDER BY step, page_id""",
+                   [world, scenario, from_step, upto_step])
     history: dict[int, list[dict]] = {}
     for r in rows:
         if r.pop("world_version") == world_version:
             history.setdefault(r.pop("step"), []).append(r)
-    missing = [s for s in range(upto_step + 1) if s not in history]
+    missing = [s for s in range(from_step, upto_step + 1) if s not in history]
     if missing:
         raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
                               "of the world file: materialise those `pages` partitions first")

@@ -10,9 +10,18 @@ from driftlab_dagster.core import drift
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.store import StoredPage
+from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import replay_steps
-from driftlab_dagster.core.warehouse import Slice, replace_slices, stored_page_history, transaction
+from driftlab_dagster.core.warehouse import (
+    MissingUpstream,
+    Slice,
+    replace_slices,
+    stored_governed,
+    stored_graph,
+    stored_page_history,
+    stored_pages,
+    transaction,
+)
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
@@ -64,36 +73,36 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         """Replays each scenario's knowledge layer from its page history: initial extraction, then each
         event's maintenance under the scenario's policy (patch the changed pages, patch from the system of
         record, or nothing). A run over many days replays each scenario once and keeps every day asked for."""
-        tables: dict[str, list[dict]] = {t: [] for t in GRAPH_TABLES}
-        slices: list[Slice] = []
         metadata: dict[str, dict] = {}
         with warehouse.get_connection() as conn:
-            with study_session(ctx, conn, model, progress) as session:
+            with study_session(ctx, conn, model, progress) as session, transaction(conn):
+                batch = _SliceBatch(conn)
                 progress.stage(f"{world.id} graph", len(context.partition_keys))
                 for scenario, days in parts.by_scenario(context.partition_keys).items():
                     wanted = {world.checkpoint(day).step: key for day, key in days}
-                    history = stored_page_history(conn, world.id, world.version, scenario, max(wanted))
+                    resumed = _resume_point(context, conn, ctx, scenario, min(wanted))
+                    first = min(wanted) if resumed else 0
+                    history = stored_page_history(conn, world.id, world.version, scenario, max(wanted), first)
+                    steps = range(first, max(wanted) + 1)
                     pages_by_step = [[StoredPage(p["page_id"], p["title"], p["body"], p["version"], p["updated_at"],
                                                  p["audience"])
-                                      for p in history[step]] for step in range(max(wanted) + 1)]
+                                      for p in history[step]] for step in steps]
                     renames = [{p["renamed_from"]: p["page_id"] for p in history[step] if p["renamed_from"]}
-                               for step in range(max(wanted) + 1)]
-                    governed = GovernedStore(world)
+                               for step in steps]
+                    store, governed = resumed or (None, GovernedStore(world))
+                    replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
                     for step, store, cost in replay_steps(world, scenario, pages_by_step, session.extractor,
-                                                          governed, renames):
+                                                          governed, renames,
+                                                          (first, store) if resumed else None):
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
-                        slices.append(where)
                         snapshot = store.snapshot()
-                        for table in ("entities", "aliases", "facts", "extraction_log"):
-                            tables[table] += [{**where.columns, **r} for r in snapshot[table]]
                         governed_snapshot = governed.snapshot()
-                        for table, rows in governed_snapshot.items():
-                            tables[table] += [{**where.columns, **r} for r in rows]
-                        if cost is not None:
-                            tables["graph_maintenance"].append({**where.columns, **cost.as_row()})
+                        batch.add(where, {**{t: snapshot[t] for t in ("entities", "aliases", "facts", "extraction_log")},
+                                          **governed_snapshot,
+                                          "graph_maintenance": [cost.as_row()] if cost is not None else []})
                         governed_facts = governed_snapshot["governed_facts"]
                         metadata[wanted[step]] = {
                             "where": where, "cost": cost, "spend": spend_metadata(session, mark),
@@ -102,14 +111,14 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                             "issues": sum(bool(x["issue"]) for x in snapshot["extraction_log"]),
                             "governed": len(governed_facts),
                             "retracted": sum(r["retracted_at"] is not None for r in governed_facts),
+                            "replayed_from": (f"{replayed_from} (from the stored graph of the day before)" if resumed
+                                              else f"{replayed_from} (the initial extraction)"),
                         }
                         mark = spend_mark(session)
                         context.log.info(f"{where}: {len(snapshot['facts'])} facts, "
                                          f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
                         progress.advance()
-            with transaction(conn):
-                for table, rows in tables.items():
-                    replace_slices(conn, table, [s.key for s in slices], pd.DataFrame(rows))
+                batch.flush()
             # The checks read what was just written, as anyone querying the file would see it.
             findings = {key: _findings(conn, m["where"], world.name_key) for key, m in metadata.items()}
 
@@ -135,6 +144,66 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 )
 
     return [graph]
+
+
+class _SliceBatch:
+    """Partitions' graph rows on their way into DuckDB. A run over many partitions writes them in a few
+    large INSERTs (one per table while the rows are few: a small world pays one round trip, not one per
+    partition), and a big world flushes every FLUSH_ROWS rows so memory stays bounded. Call inside one
+    transaction: the run's partitions land together or not at all."""
+
+    FLUSH_ROWS = 200_000
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection):
+        self.conn = conn
+        self.tables: dict[str, list[dict]] = {t: [] for t in GRAPH_TABLES}
+        self.slices: list[Slice] = []
+        self.rows = 0
+
+    def add(self, where: Slice, rows_by_table: dict[str, list[dict]]) -> None:
+        self.slices.append(where)
+        for table, rows in rows_by_table.items():
+            self.tables[table] += [{**where.columns, **r} for r in rows]
+            self.rows += len(rows)
+        if self.rows >= self.FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.slices:
+            return
+        for table, rows in self.tables.items():  # an empty table still clears its slices (DELETE, no INSERT)
+            replace_slices(self.conn, table, [s.key for s in self.slices], pd.DataFrame(rows))
+        self.tables = {t: [] for t in GRAPH_TABLES}
+        self.slices, self.rows = [], 0
+
+
+def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,
+                  scenario: str, first: int) -> tuple[Store, GovernedStore] | None:
+    """The graphs as stored for the day before `first`, when they can stand in for replaying the days up to
+    it: materialised (in this instance) after every page partition they read, for the same world version,
+    every page read by this run's extractor. Otherwise None: replay from day 0. A partition materialised
+    alone then costs one day's maintenance, not the whole history's; both ways give the same rows."""
+    if first == 0:
+        return None
+    days = [c.key for c in ctx.world.checkpoints[:first]]
+    previous = str(ctx.partitions.key(scenario, days[-1]))
+    graph_at = _latest_materialization(context, ctx.key("fact_graph"), previous)
+    if graph_at is None:
+        return None
+    for day in days:
+        pages_at = _latest_materialization(context, ctx.key("pages"), str(ctx.partitions.key(scenario, day)))
+        if pages_at is None or pages_at.storage_id > graph_at.storage_id:
+            return None  # the pages were written again since: replay them
+    where = ctx.slice(previous)
+    try:
+        graph, pages, governed = stored_graph(conn, where), stored_pages(conn, where), stored_governed(conn, where)
+    except MissingUpstream:
+        return None
+    log = graph["extraction_log"]
+    if not log or any(x["extractor"] != ctx.extractor_id for x in log):
+        return None
+    store = Store.from_snapshot(pages, graph["entities"], graph["aliases"], graph["facts"], log)
+    return store, GovernedStore.from_snapshot(ctx.world, governed["facts"], governed["names"], log)
 
 
 def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,
@@ -178,6 +247,7 @@ def _describe_partition(context: dg.AssetExecutionContext, ctx: StudyContext, ke
         "extractor": ctx.extractor_id,
         "world_version": ctx.world.version,
         "pages_with_extraction_issues": m["issues"],
+        "replayed_from": m["replayed_from"],
         **m["spend"],
     })
     describe("extraction_log", {
