@@ -94,6 +94,10 @@ class DriftlabConfig(_Frozen):
     max_failed_share: float = Field(0.02, ge=0, le=1,
                                     description="a run whose model calls failed or came back unusable more often "
                                                 "than this share exits with status 1 (its tables are still written)")
+    executor: Literal["in_process", "multiprocess"] = Field(
+        "in_process", description="how a launched run executes its steps: in_process (one process: Dagster's start-up "
+                                  "paid once, one DuckDB writer) or multiprocess (a process per step; the duckdb "
+                                  "pool still admits one writer at a time; see deploy/README.md)")
     study: StudySettings = Field(default_factory=StudySettings)
 
     @field_validator("nightly_cron")

@@ -49,9 +49,10 @@ def world_definitions(ctx: StudyContext, config: DriftlabConfig) -> dg.Definitio
 
 
 def build_definitions(config: DriftlabConfig, progress: Progress | None = None) -> dg.Definitions:
-    # One in-process executor: a run's steps share one process, so a run over many partitions pays
-    # Dagster's start-up once, and DuckDB sees one writer.
+    # In process by default: a run's steps share one process, so a run over many partitions pays Dagster's
+    # start-up once. With the multiprocess executor the steps that write DuckDB still queue on the pool.
+    executor = dg.in_process_executor if config.executor == "in_process" else dg.multiprocess_executor
     return dg.Definitions.merge(
         *(world_definitions(ctx, config) for ctx in study_contexts(config)),
-        dg.Definitions(resources=build_resources(config, progress), executor=dg.in_process_executor),
+        dg.Definitions(resources=build_resources(config, progress), executor=executor),
     )

@@ -21,18 +21,24 @@ def study_selection(ctx: StudyContext, with_reports: bool = True) -> list[dg.Ass
     return [ctx.key(n) for n in names]
 
 
+MODEL_TAG = "driftlab/model"
+
+
 def build(ctx: StudyContext, nightly_cron: str) -> dict[str, list]:
     parts = ctx.partitions
+    # Runs that call a model say so, so a deployment can cap them at the model server's slots
+    # (tag_concurrency_limits in deploy/dagster.yaml).
+    model_tags = {MODEL_TAG: ctx.settings.model} if ctx.settings.uses_model else {}
     study = dg.define_asset_job(
         ctx.name("study"), selection=dg.AssetSelection.assets(*study_selection(ctx)),
-        partitions_def=parts.scenario_day,
+        partitions_def=parts.scenario_day, tags=model_tags,
         description="The study over (scenario, day) partitions: pages, graphs with their checks, answers, the "
                     "repair of the unmaintained graph, and the accuracy report.",
     )
     maintenance = dg.define_asset_job(
         ctx.name("maintenance"),
         selection=dg.AssetSelection.assets(ctx.key("maintenance_costs"), ctx.key("cost_report")),
-        partitions_def=parts.event_day,
+        partitions_def=parts.event_day, tags=model_tags,
         description="Per event: the cost of patching the changed pages, patching from the record, and rebuilding.",
     )
     jobs = [study, maintenance]
@@ -40,7 +46,7 @@ def build(ctx: StudyContext, nightly_cron: str) -> dict[str, list]:
         jobs.append(dg.define_asset_job(
             ctx.name("repair_graph"),
             selection=dg.AssetSelection.assets(ctx.key("graph_repair"), ctx.key("cost_report")),
-            config={"ops": {f"{ctx.world.id}__graph_repair": {"config": {"approach": "patch"}}}},
+            config={"ops": {f"{ctx.world.id}__graph_repair": {"config": {"approach": "patch"}}}}, tags=model_tags,
             description="Repair the graph that missed every event by patching the pages changed since its last "
                         "extraction (set approach: full to rebuild instead); both ways are costed.",
         ))
