@@ -105,6 +105,9 @@ def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], a
                   approach: str, event: int, governed: "GovernedStore | None" = None) -> CostSample:
     started = time.perf_counter()
     writes_before = store.graph_writes
+    read_ahead = getattr(extractor, "read_ahead", None)  # a model extractor's call order (see ModelExtractor)
+    if read_ahead is not None:
+        read_ahead(pages)
     results = [(page, extractor.extract(page)) for page in pages]
     renames = extractor.ontology.rename_predicates()
     # Renames first, so facts that use the new name land on the existing node.

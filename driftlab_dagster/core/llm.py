@@ -17,7 +17,7 @@ from driftlab_dagster.config import PROMPT_VERSIONS
 
 from .extraction import Extraction, extraction_prompt
 from .grounding import MadeUpNames, cue_words, ground, likeliest_relations, speaks_of_any
-from .models import CachedClient, ModelCallFailed
+from .models import CachedClient, ChatReply, ModelCallFailed, ModelServerDown
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple, split_sentences
 from .readers import Evidence, HopAnswer
 from .replies import (
@@ -244,14 +244,43 @@ class ModelExtractor:
         self.units = units  # how a page splits into what one call reads: sentences, or prose units
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
         self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
+        self._ahead: dict[tuple[str, str], ChatReply | ModelCallFailed] = {}  # see read_ahead
+
+    def _readable_units(self, page: StoredPage) -> list[str]:
+        # No fact sentence is this long (the ontology never matches one either).
+        return [u for u in self.units(page.body) if len(u) <= MAX_SENTENCE_CHARS]
+
+    def read_ahead(self, pages: list[StoredPage]) -> None:
+        """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model
+        server reuses the evaluated prompt it shares with the call before (llama.cpp's prefix match), and
+        calls for one relation share its whole prompt but the sentence. Page order alternates relations,
+        so each call re-reads the worked examples; in this order, only the first of each relation does.
+        The replies wait in `_ahead` for `extract`, which takes each one once, so cost and cache accounting
+        are the same as asking page by page."""
+        if self.prompt_version != "relation-v1":
+            return
+        wanted: dict[tuple[str, str], Predicate] = {}
+        for page in pages:
+            for sentence in self._readable_units(page):
+                for p in likeliest_relations(sentence, self.ontology.predicates):
+                    wanted.setdefault((p.name, sentence), p)
+        order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
+        for (name, sentence), p in sorted(wanted.items(), key=lambda item: order[item[0][0]]):  # stable sort
+            try:
+                self._ahead[(name, sentence)] = self.client.chat_json(
+                    self.relations[name], sentence, relation_schema(p), self.MAX_RELATION_TOKENS,
+                    validate=validate_relation_reply)
+            except ModelServerDown:
+                self._ahead.clear()
+                raise
+            except ModelCallFailed as e:
+                self._ahead[(name, sentence)] = e
 
     def extract(self, page: StoredPage) -> Extraction:
         if self.prompt_version not in ("sentence-v1", "relation-v1"):
             return self._extract_page(page)
         tally = _Tally()
-        for sentence in self.units(page.body):
-            if len(sentence) > MAX_SENTENCE_CHARS:
-                continue  # no fact sentence is this long (the ontology never matches one either)
+        for sentence in self._readable_units(page):
             found = (self._sentence(sentence, tally) if self.prompt_version == "sentence-v1"
                      else self._relations(sentence, tally))
             for t in found:
@@ -261,9 +290,13 @@ class ModelExtractor:
         return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
                           issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
 
-    def _ask(self, system: str, sentence: str, schema: dict, tokens: int, validate, tally: "_Tally"):  # type: ignore[no-untyped-def]
+    def _ask(self, system: str, sentence: str, schema: dict, tokens: int, validate, tally: "_Tally",  # type: ignore[no-untyped-def]
+             relation: str = ""):
         try:
-            reply = self.client.chat_json(system, sentence, schema, tokens, validate=validate)
+            ahead = self._ahead.pop((relation, sentence), None) if relation else None
+            if isinstance(ahead, ModelCallFailed):
+                raise ahead
+            reply = ahead or self.client.chat_json(system, sentence, schema, tokens, validate=validate)
         except ModelCallFailed as e:
             tally.issues.append(f"model call failed: {e}")
             return None
@@ -287,7 +320,7 @@ class ModelExtractor:
         found = []
         for p in likeliest_relations(sentence, self.ontology.predicates):
             reply = self._ask(self.relations[p.name], sentence, relation_schema(p), self.MAX_RELATION_TOKENS,
-                              validate_relation_reply, tally)
+                              validate_relation_reply, tally, relation=p.name)
             if reply is None:
                 continue
             states, subject, obj, issue = parse_relation(reply.content)

@@ -240,3 +240,39 @@ def test_a_pair_the_model_turned_around_is_put_back_in_the_wordings_order(world)
     turned = '{"states": true, "subject": "Pro", "object": "Tessaly Dock"}'
     assert ModelExtractor(world.ontology, _cached(turned)).extract(page).triples == (
         Triple("Tessaly Dock", "included_in", "Pro"),)
+
+
+def test_reading_ahead_groups_a_steps_calls_by_relation_and_changes_nothing_else(world):
+    """A step's calls go relation by relation (so a server reuses the shared prompt), while the triples,
+    issues and spend are what asking page by page gives."""
+    pages = [StoredPage("a", "A", "The Pro plan costs €49 per user per month. Helix is owned by the Core team.", 1, T),
+             StoredPage("b", "B", "The Basic plan costs €12 per user per month. Atlas is owned by the Data team.", 1, T),
+             StoredPage("c", "C", "The Pro plan costs €49 per user per month.", 1, T)]  # a repeat: served from cache
+
+    def reply(system: str, user: str) -> str:
+        relation = re.search(r"Relation (\w+):", system).group(1)
+        if "Atlas" in user:
+            return "not json"  # unusable: an issue on page b, whichever order it was asked in
+        owned = re.match(r"(\w+) is owned by the (\w+ team)", user)
+        priced = re.match(r"The (\w+) plan costs €(\d+)", user)
+        found = owned if relation == "owned_by" else priced
+        return json.dumps({"states": found is not None, "subject": found.group(1) if found else "",
+                           "object": found.group(2) if found else ""})
+
+    def run(ahead: bool):  # type: ignore[no-untyped-def]
+        client = _cached(reply)
+        extractor = ModelExtractor(world.ontology, client)
+        if ahead:
+            extractor.read_ahead(pages)
+        results = [extractor.extract(p) for p in pages]
+        return client, [(r.triples, r.issue, r.input_tokens, r.cached) for r in results]
+
+    plain_client, plain = run(ahead=False)
+    ahead_client, ahead = run(ahead=True)
+    assert ahead == plain
+    assert plain[0][0] and plain[1][1] and plain[2][3]  # facts found, b's unusable reply noted, c from cache
+    assert ahead_client.spend == plain_client.spend
+    relations = [re.search(r"Relation (\w+):", s).group(1) for s, _ in ahead_client.inner.calls]
+    assert relations == sorted(relations, key=relations.index) and len(set(relations)) == 2
+    page_order = [re.search(r"Relation (\w+):", s).group(1) for s, _ in plain_client.inner.calls]
+    assert page_order != relations  # page by page, the relations alternate
