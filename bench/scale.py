@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftlab_dagster.core.extraction import RegexExtractor, patch_changed_pages  # noqa: E402
+from driftlab_dagster.core.reports import cost_curve_plot  # noqa: E402
 from driftlab_dagster.core.retrieval import Bm25Retriever, tokenize  # noqa: E402
 from driftlab_dagster.core.store import Store  # noqa: E402
 from driftlab_dagster.core.world import load_world  # noqa: E402
@@ -205,6 +206,17 @@ def main() -> None:
                     cells.append(f"{c['docs']} / {c['input_tokens']} / {c['graph_writes']}" if c else "-")
                 if any(cell != "-" for cell in cells):
                     print(f"| {e} | {a} | " + " | ".join(cells) + " |")
+        points = []
+        for r in rows:
+            for a in approaches:
+                per_event = [c for (_, a2), c in r["costs"].items() if a2 == a]
+                if per_event:
+                    points.append({"pages": r["pages"], "approach": a,
+                                   "docs": statistics.mean(float(c["docs"]) for c in per_event),
+                                   "input_tokens": statistics.mean(float(c["input_tokens"] or 0) for c in per_event)})
+        plot = args.out / "cost_curves.png"
+        plot.write_bytes(cost_curve_plot(points))
+        print(f"\nCost curves (pages read and input tokens per event against corpus size): {plot}")
     print("\n| Pages | Retriever | Index build s | Query median ms |")
     print("|---|---|---|---|")
     for r in rows:

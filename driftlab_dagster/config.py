@@ -83,7 +83,7 @@ class DriftlabConfig(_Frozen):
     worlds: list[Path] = Field(default_factory=lambda: [DEFAULT_WORLD], min_length=1,
                                description="world files to study; each is its own set of assets")
     database: Path = Field(DATA_DIR / "driftlab.duckdb", description="the DuckDB file every world writes")
-    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv and "
+    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv, costs.png and "
                                                    "accuracy.png")
     lock_timeout: float = Field(10.0, ge=0, le=3600,
                                 description="seconds to wait for another process holding the DuckDB file")

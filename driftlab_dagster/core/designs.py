@@ -136,7 +136,9 @@ class Agent:
             return HopAnswer(None, resolution.hedged, resolution.why)  # "I don't know", no model call
         if isinstance(self.reader, DeterministicReader):
             return HopAnswer(resolution.value, resolution.hedged, resolution.why)
-        name = self.governed.store.current_name(self.governed.entity(entity))  # type: ignore[arg-type]
+        # A name the graph never saw (answered from newer pages only) is shown to the reader as it was asked.
+        entity_id = self.governed.entity(entity)
+        name = entity if entity_id is None else self.governed.store.current_name(entity_id)
         top = sorted((c for c in resolution.candidates if c.rank == min(x.rank for x in resolution.candidates)),
                      key=lambda c: c.value.casefold() != resolution.value.casefold())  # type: ignore[union-attr]
         evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]

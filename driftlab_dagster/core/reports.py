@@ -131,11 +131,7 @@ def write_text(path: Path, text: str) -> Path:
 
 def accuracy_plot(summary: list[dict], scenarios: list[str]) -> bytes:
     """A grouped bar chart of accuracy by design and scenario, as PNG bytes (deterministic metadata)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     designs = [d.value for d in DESIGNS if any(s["design"] == d.value for s in summary)]
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
     width = 0.8 / max(len(designs), 1)
@@ -151,11 +147,7 @@ def accuracy_plot(summary: list[dict], scenarios: list[str]) -> bytes:
     ax.set_ylim(0, 105)
     ax.legend(ncol=len(designs), fontsize=8, loc="lower center")
     ax.set_title("Accuracy by design and drift scenario")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return _png(fig)
 
 
 def markdown_table(rows: Iterable[dict], columns: list[str], max_chars: int = 120) -> str:
@@ -226,3 +218,63 @@ def hedge_quality(results: list[dict], scenarios: list[str], designs: list[str])
             lines.append(f"{design:<17} {scenario:<15} {len(hedged):<7} {precision.split(' ')[0]:<10} {len(wrong):<6} "
                          f"{recall.split(' ')[0]:<7} {pct(sum(r['hedged'] for r in right), len(right))}")
     return "\n".join(lines)
+
+
+def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same rows, same bytes
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def cost_plot(costs: Iterable[dict]) -> bytes:
+    """What keeping the graph current costs per event, one line per approach: pages read and input tokens
+    (log scale, so a patch's handful of pages and a rebuild's thousands both show), as PNG bytes."""
+    plt = _pyplot()
+    rows = sort_costs(costs)
+    approaches = list(dict.fromkeys(c["approach"] for c in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
+    for column, label, ax in (("docs", "pages read", axes[0]), ("input_tokens", "input tokens", axes[1])):
+        for approach in approaches:
+            points = sorted((int(c["event"]), max(int(c[column] or 0), 1)) for c in rows if c["approach"] == approach)
+            ax.plot([e for e, _ in points], [v for _, v in points], marker="o", label=approach)
+        ax.set_yscale("log")
+        ax.set_xlabel("event")
+        ax.set_ylabel(f"{label} (log)")
+        ax.set_xticks(sorted({int(c["event"]) for c in rows}))
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Cost of keeping the graph current, per event")
+    return _png(fig)
+
+
+def cost_curve_plot(points: list[dict]) -> bytes:
+    """Cost per event against corpus size, one line per approach (log-log): a patch stays flat while a
+    rebuild grows with the corpus. A point is {"pages": corpus size, "approach", "docs": mean pages read
+    per event, "input_tokens": mean input tokens per event}."""
+    plt = _pyplot()
+    approaches = list(dict.fromkeys(p["approach"] for p in points))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
+    for column, label, ax in (("docs", "pages read per event", axes[0]),
+                              ("input_tokens", "input tokens per event", axes[1])):
+        for approach in approaches:
+            line = sorted((p["pages"], max(float(p[column]), 1.0)) for p in points if p["approach"] == approach)
+            ax.plot([x for x, _ in line], [y for _, y in line], marker="o", label=approach)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("pages in the corpus")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Cost per event as the corpus grows")
+    return _png(fig)

@@ -165,3 +165,33 @@ def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
     invents = agent('{"answer": "9", "possibly_stale": false}').ask("q", "Pro", ("price",))
     assert (invents.value, invents.hedged) == ("9", True)
     assert "differs from the governed value" in invents.why
+
+
+@pytest.mark.parametrize("reader_kind", ["deterministic", "model"])
+def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reader(world, reader_kind):
+    """The graph read day 0 only; a newer page names a product the graph has never seen. Governed answers
+    from that page with the deterministic reader and with a model reader alike (a model reader once crashed
+    here looking up the unseen name's current spelling)."""
+    from driftlab_dagster.core.designs import Agent, Design
+    from driftlab_dagster.core.llm import ModelReader
+    from driftlab_dagster.core.models import CachedClient, ReplayClient
+    from driftlab_dagster.core.readers import DeterministicReader
+    from driftlab_dagster.core.retrieval import Bm25Retriever
+
+    governed = GovernedStore(world)
+    governed.apply_page(_page("d06"), [Triple("Tessaly Track", "owned_by", "Helix")], T0, "regex", set())
+    newer = StoredPage("d06", "Product page", "Tessaly Beacon is owned by the Atlas team.", 2, T0 + dt.timedelta(days=7))
+    resolver = GovernedResolver(governed, [newer])
+    shown: list[str] = []
+
+    def reply(system: str, user: str) -> str:
+        shown.append(user)
+        return "Atlas"
+
+    reader = (DeterministicReader(world.ontology) if reader_kind == "deterministic"
+              else ModelReader(world.ontology, CachedClient(ReplayClient(reply))))
+    agent = Agent(Store(), Bm25Retriever([]), reader, Design.GOVERNED, world.ontology, resolver)
+    answer = agent.ask("Which team owns Tessaly Beacon?", "Tessaly Beacon", ("owned_by",))
+    assert answer.value is not None and "Atlas" in answer.value and not answer.hedged
+    if reader_kind == "model":
+        assert len(shown) == 1 and "Tessaly Beacon is owned by the Atlas team" in shown[0]

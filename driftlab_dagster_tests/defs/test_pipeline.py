@@ -177,3 +177,19 @@ def test_a_partition_whose_inputs_are_missing_fails_clearly_and_writes_nothing(t
                     asset_selection=[_key("answers")])
     with duckdb.connect(str(config.database), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 0
+
+
+def test_the_cost_report_plots_this_worlds_costs_per_event(dagster_study):
+    """The plot in the UI is the file on disk, drawn from the costs the run stored (not from anything else)."""
+    import base64
+
+    from driftlab_dagster.core.reports import cost_plot
+
+    report = dagster_study.instance.fetch_materializations(_key("cost_report"), limit=1).records[0]
+    shown = report.asset_materialization.metadata["plot"].value
+    png = base64.b64decode(shown.split("base64,", 1)[1].rstrip(")"))
+    assert png.startswith(b"\x89PNG") and png == (dagster_study.out / "costs.png").read_bytes()
+    costs = _csv(dagster_study.out / "costs.csv")
+    assert cost_plot(costs) == png  # the same costs draw the same bytes
+    costs[0]["docs"] = str(int(costs[0]["docs"]) * 10)
+    assert cost_plot(costs) != png

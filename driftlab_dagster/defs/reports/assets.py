@@ -69,14 +69,19 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     def cost_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                     report_files: ReportsResource) -> dg.MaterializeResult:
         """The post's cost table: one row per (approach, event), from the per-event maintenance comparison and
-        the repair, for the current version of the world file. Writes <world id>/costs.csv."""
+        the repair, for the current version of the world file. Writes <world id>/costs.csv and costs.png
+        (pages read and input tokens per event, one line per approach)."""
         with warehouse.get_connection() as conn:
             costs = ordered_costs(conn, world)
         path = reports.write_text(report_files.path(world.id, "costs.csv"), reports.costs_csv(costs))
+        plot = reports.cost_plot(costs)
+        report_files.path(world.id, "costs.png").write_bytes(plot)
         return dg.MaterializeResult(metadata={
             "dagster/row_count": len(costs),
             "world_version": world.version,
             "costs": dg.MetadataValue.md(reports.cost_markdown(costs)),
+            "plot": dg.MetadataValue.md(f"![pages read and tokens per event, by approach](data:image/png;base64,"
+                                        f"{base64.b64encode(plot).decode()})"),
             "costs_csv": dg.MetadataValue.path(str(path)),
         })
 
