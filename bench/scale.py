@@ -70,7 +70,35 @@ def study_runs(world_file: Path, folder: Path) -> dict[str, dict]:
     dagster = run_process(cli + ["--database", str(db), "--out", str(folder / "dagster")],
                           {**env, "DAGSTER_HOME": str(home)}, folder / "dagster.log")
     dagster["db_mib"] = db.stat().st_size / 2**20
-    return {"core": core, "dagster": dagster}
+    patch = run_process([sys.executable, str(Path(__file__).resolve()), "--one-event-patch", str(world_file),
+                         str(folder)], {**env, "DAGSTER_HOME": str(home)}, folder / "patch.log")
+    patch["how"] = (folder / "patch.log").read_text().strip().splitlines()[-1]
+    return {"core": core, "dagster": dagster, "patch": patch}
+
+
+def one_event_patch(world_file: Path, folder: Path) -> None:
+    """After the whole study: materialise the graph of the first event's day in Fresh again, alone, through
+    Dagster on the same instance and DuckDB file, as a user clicking one partition (it resumes from the
+    stored day before). Prints the step's own seconds and how the partition was replayed."""
+    import dagster as dg
+
+    from driftlab_dagster.config import DriftlabConfig
+    from driftlab_dagster.defs import build_definitions
+    from driftlab_dagster.headless import execute_job
+
+    world = load_world(world_file)
+    config = DriftlabConfig(worlds=[world_file], database=folder / "driftlab.duckdb", output_dir=folder / "dagster")
+    job = build_definitions(config).resolve_job_def(f"{world.id}__study")
+    graph = [dg.AssetKey([world.id, n]) for n in ("fact_graph", "extraction_log", "governed_graph")]
+    key = f"{world.day_keys[1]}|Fresh"
+    instance = dg.DagsterInstance.get()
+    started = time.perf_counter()
+    execute_job(job, instance, partition_key=key, asset_selection=graph)
+    seconds = time.perf_counter() - started
+    record = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=graph[0], asset_partitions=[key]),
+                                             limit=1).records[0]
+    how = record.asset_materialization.metadata["replayed_from"].value
+    print(f"{key}: {seconds:.1f} s in the run; {how}")
 
 
 def event_costs(costs_csv: Path) -> dict[tuple[int, str], dict]:
@@ -148,7 +176,12 @@ def main() -> None:
     parser.add_argument("--source", type=Path, default=DEFAULT_WORLD)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
     parser.add_argument("--skip-study", action="store_true", help="only retrieval and store queries")
+    parser.add_argument("--one-event-patch", nargs=2, type=Path, metavar=("WORLD", "FOLDER"),
+                        help=argparse.SUPPRESS)  # the bench's own child process (see one_event_patch)
     args = parser.parse_args()
+    if args.one_event_patch:
+        one_event_patch(*args.one_event_patch)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
 
     rows = []
@@ -169,6 +202,8 @@ def main() -> None:
             print(f"  dagster {row['dagster']['wall']:8.1f} s wall {row['dagster']['cpu']:8.1f} s CPU "
                   f"{row['dagster']['rss_mib']:7.0f} MiB peak, DuckDB file {row['dagster']['db_mib']:.0f} MiB",
                   flush=True)
+            print(f"  one-event patch through Dagster: {row['patch']['wall']:.1f} s wall (process), "
+                  f"{row['patch']['rss_mib']:.0f} MiB peak; {row['patch']['how']}", flush=True)
             row["costs"] = event_costs(folder / "core" / world.id / "costs.csv")
         pages = [p for p in _stored(world)]
         queries = [q.text for q in world.questions_at(0)]
@@ -183,15 +218,16 @@ def main() -> None:
 
     if not args.skip_study:
         print("\n| Pages | Core wall s | Core CPU s | Core peak MiB | Dagster wall s | Dagster CPU s | Dagster peak MiB "
-              "| Dagster CPU / core CPU | Core CPU / previous | Dagster CPU / previous |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "| Dagster CPU / core CPU | Core CPU / previous | Dagster CPU / previous | One-event patch, Dagster s |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         previous = None
         for r in rows:
             c, d = r["core"], r["dagster"]
             growth = (f"{c['cpu'] / previous['core']['cpu']:.1f}x | {d['cpu'] / previous['dagster']['cpu']:.1f}x"
                       if previous else "- | -")
             print(f"| {r['pages']:,} | {c['wall']:.1f} | {c['cpu']:.1f} | {c['rss_mib']:.0f} | {d['wall']:.1f} | "
-                  f"{d['cpu']:.1f} | {d['rss_mib']:.0f} | {d['cpu'] / c['cpu']:.2f} | {growth} |")
+                  f"{d['cpu']:.1f} | {d['rss_mib']:.0f} | {d['cpu'] / c['cpu']:.2f} | {growth} | "
+                  f"{r['patch']['wall']:.1f} |")
             previous = r
         print("\nPer event (from costs.csv): pages read / estimated input tokens / graph writes")
         approaches = sorted({a for r in rows for (_, a) in r["costs"]})
