@@ -239,42 +239,45 @@ def _pyplot():  # type: ignore[no-untyped-def]
     return plt
 
 
+def _cost_panels(lines: dict[str, list[dict]], x: str, xlabel: str, ylabels: tuple[str, str], title: str,
+                 xlog: bool) -> bytes:
+    """Two log-scale panels, pages read and input tokens, one line per approach. `lines` maps an approach to
+    its points ({x: ..., "docs": ..., "input_tokens": ...}); zero is drawn at 1 so it stays on the scale."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
+    for column, ylabel, ax in zip(("docs", "input_tokens"), ylabels, axes):
+        for approach, points in lines.items():
+            line = sorted((p[x], max(float(p[column] or 0), 1.0)) for p in points)
+            ax.plot([a for a, _ in line], [b for _, b in line], marker="o", label=approach)
+        if xlog:
+            ax.set_xscale("log")
+        else:
+            ax.set_xticks(sorted({p[x] for points in lines.values() for p in points}))
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    return _png(fig)
+
+
 def cost_plot(costs: Iterable[dict]) -> bytes:
     """What keeping the graph current costs per event, one line per approach: pages read and input tokens
     (log scale, so a patch's handful of pages and a rebuild's thousands both show), as PNG bytes."""
-    plt = _pyplot()
-    rows = sort_costs(costs)
-    approaches = list(dict.fromkeys(c["approach"] for c in rows))
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
-    for column, label, ax in (("docs", "pages read", axes[0]), ("input_tokens", "input tokens", axes[1])):
-        for approach in approaches:
-            points = sorted((int(c["event"]), max(int(c[column] or 0), 1)) for c in rows if c["approach"] == approach)
-            ax.plot([e for e, _ in points], [v for _, v in points], marker="o", label=approach)
-        ax.set_yscale("log")
-        ax.set_xlabel("event")
-        ax.set_ylabel(f"{label} (log)")
-        ax.set_xticks(sorted({int(c["event"]) for c in rows}))
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Cost of keeping the graph current, per event")
-    return _png(fig)
+    lines: dict[str, list[dict]] = {}
+    for c in sort_costs(costs):
+        lines.setdefault(c["approach"], []).append({"event": int(c["event"]), "docs": int(c["docs"] or 0),
+                                                    "input_tokens": int(c["input_tokens"] or 0)})
+    return _cost_panels(lines, "event", "event", ("pages read (log)", "input tokens (log)"),
+                        "Cost of keeping the graph current, per event", xlog=False)
 
 
 def cost_curve_plot(points: list[dict]) -> bytes:
     """Cost per event against corpus size, one line per approach (log-log): a patch stays flat while a
     rebuild grows with the corpus. A point is {"pages": corpus size, "approach", "docs": mean pages read
     per event, "input_tokens": mean input tokens per event}."""
-    plt = _pyplot()
-    approaches = list(dict.fromkeys(p["approach"] for p in points))
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
-    for column, label, ax in (("docs", "pages read per event", axes[0]),
-                              ("input_tokens", "input tokens per event", axes[1])):
-        for approach in approaches:
-            line = sorted((p["pages"], max(float(p[column]), 1.0)) for p in points if p["approach"] == approach)
-            ax.plot([x for x, _ in line], [y for _, y in line], marker="o", label=approach)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("pages in the corpus")
-        ax.set_ylabel(label)
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Cost per event as the corpus grows")
-    return _png(fig)
+    lines: dict[str, list[dict]] = {}
+    for p in points:
+        lines.setdefault(p["approach"], []).append(p)
+    return _cost_panels(lines, "pages", "pages in the corpus", ("pages read per event", "input tokens per event"),
+                        "Cost per event as the corpus grows", xlog=True)
