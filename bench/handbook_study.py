@@ -8,7 +8,7 @@ repository, then run through the documented path (`driftlab run --world handbook
 Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
 files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
 ("none"), wrong answers hedged and right answers hedged, and the cost of patching the changed pages versus
-re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes about an hour cold on
+re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes about 35 minutes cold on
 2 cores; replies are cached in the run's DuckDB file, so a rerun with --keep only pays for what changed.
 """
 
