@@ -79,9 +79,7 @@ class Bm25Retriever:
         if self._bm25 is None or not terms:
             return []
         scores = self._bm25.get_scores(terms)
-        order = sorted((i for i in self.readable(caller) if scores[i] > 0),
-                       key=lambda i: (-scores[i], self.pages[i].id))
-        hits = [self.pages[i] for i in order[:k]]
+        hits = [self.pages[i] for i in _best(scores, self.readable(caller), k)]
         self._cache[key] = hits
         return hits
 
@@ -139,6 +137,17 @@ class _Readable:
         if caller not in self._by_caller:
             self._by_caller[caller] = [i for i, p in enumerate(self.pages) if p.audience in caller]
         return self._by_caller[caller]
+
+
+def _best(scores: np.ndarray, readable: range | list[int], k: int) -> list[int]:
+    """Indexes of the k highest positive scores among `readable`, best first, ties by index (the pages are
+    sorted by id, so by page id). Sorts only the scored candidates, in numpy: a query touches a few pages
+    of a large corpus, and sorting every page per query grew faster than the corpus."""
+    candidates = np.flatnonzero(scores > 0)
+    if not isinstance(readable, range) or len(readable) != len(scores):
+        candidates = np.intersect1d(candidates, np.asarray(readable, dtype=np.int64), assume_unique=True)
+    order = np.lexsort((candidates, -scores[candidates]))  # last key first: score descending, then index
+    return [int(i) for i in candidates[order[:k]]]
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from driftlab_dagster.core.retrieval import K1, B, Bm25Retriever, tokenize
+from driftlab_dagster.core.retrieval import K1, B, Bm25Retriever, _best, tokenize
 from driftlab_dagster.core.store import StoredPage
 
 T = dt.datetime(2026, 9, 1)
@@ -86,3 +89,14 @@ def test_scores_from_postings_are_rank_bm25s_own_floats(copies):
         terms = list(dict.fromkeys(tokenize(query)))
         ours, theirs = bm25.get_scores(terms), BM25Okapi.get_scores(bm25, terms)
         assert ours.tobytes() == theirs.tobytes(), query
+
+
+@given(st.lists(st.sampled_from([0.0, 0.7, 1.5, 2.0, 3.25]), max_size=40), st.integers(1, 6), st.data())
+def test_top_k_is_the_full_ranking_cut_to_k(scores, k, data):
+    """The top-k cut equals sorting every readable page by (score descending, page id) and keeping the first
+    k positive ones, whatever the ties and whichever pages the caller may read."""
+    everyone = data.draw(st.booleans())
+    readable = range(len(scores)) if everyone else sorted(data.draw(st.sets(st.integers(0, max(len(scores) - 1, 0)))
+                                                                     if scores else st.just(set())))
+    full = sorted((i for i in readable if scores[i] > 0), key=lambda i: (-scores[i], i))
+    assert _best(np.array(scores, dtype=float), readable, k) == full[:k]
