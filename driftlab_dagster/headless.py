@@ -71,7 +71,7 @@ def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | 
     for ctx in contexts:
         _check_slice(ctx, scenarios, until)
         check_output_dir(config.output_dir / ctx.world.id)
-    definitions = build_definitions(config, progress)
+    definitions = build_definitions(config, progress, contexts)
     # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
     instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
     return [_run_world(definitions, ctx, config, instance, scenarios, until, echo) for ctx in contexts]
