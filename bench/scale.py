@@ -179,6 +179,7 @@ def main() -> None:
     parser.add_argument("--one-event-patch", nargs=2, type=Path, metavar=("WORLD", "FOLDER"),
                         help=argparse.SUPPRESS)  # the bench's own child process (see one_event_patch)
     args = parser.parse_args()
+    args.out = args.out.resolve()  # DAGSTER_HOME below must be absolute
     if args.one_event_patch:
         one_event_patch(*args.one_event_patch)
         return
