@@ -15,7 +15,7 @@ import pytest
 
 from driftlab_dagster.core.evaluation import RESULT_COLUMNS
 from driftlab_dagster.core.reports import results_csv
-from driftlab_dagster.core.study import run_study
+from driftlab_dagster.core.study import page_history, run_study
 from driftlab_dagster.core.warehouse import MissingUpstream
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.headless import execute_job
@@ -94,6 +94,22 @@ def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_s
         # The rename left an alias in the Fresh graph.
         assert conn.execute("""SELECT alias FROM aliases WHERE scenario = 'Fresh' AND day = '2026-09-08'""").fetchall() == [
             ("Tessaly Track",)]
+
+
+def test_each_days_pages_flag_exactly_the_pages_that_changed_that_day(dagster_study, world):
+    """Day 0 flags every page (the initial load); a later day only the pages the scenario's events rewrote."""
+    pages = _latest(dagster_study.instance, "pages")
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        for scenario in world.scenario_names:
+            history = page_history(world, scenario, len(world.checkpoints) - 1)
+            for checkpoint in world.checkpoints:
+                day = checkpoint.key
+                flagged = {pid for (pid,) in conn.execute(
+                    "SELECT page_id FROM pages WHERE scenario = ? AND day = ? AND changed", [scenario, day]).fetchall()}
+                stored, changed = history[checkpoint.step]
+                assert flagged == set(changed), (scenario, day)
+                assert (flagged == {p.id for p in stored}) == (checkpoint.step == 0), (scenario, day)
+                assert pages[f"{day}|{scenario}"].metadata["pages_changed"].value == (len(changed) if checkpoint.step else 0)
 
 
 def test_every_partitions_materialisation_carries_its_own_numbers(dagster_study):

@@ -33,8 +33,9 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     continue
                 where = ctx.slice(wanted[step])
                 slices.append(where.key)
+                changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
                 today = [{**where.columns, "step": step, "page_id": p.id, "title": p.title, "body": p.body,
-                          "version": p.version, "updated_at": p.updated_at, "changed": p.id in changed,
+                          "version": p.version, "updated_at": p.updated_at, "changed": p.id in changed_today,
                           "audience": p.audience, "renamed_from": moved_from.get(p.id)}
                          for p in store.sorted_pages()]
                 rows += today
