@@ -23,6 +23,7 @@ from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.models import ModelServerDown
 from driftlab_dagster.core.warehouse import WarehouseError
 from driftlab_dagster.core.world import World, WorldFileError, load_world
+from driftlab_dagster.gc_pace import pace_for_batch
 
 
 def _print_tables(results: list[dict], costs: list[dict], scenarios: list[str]) -> None:
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     server.add_argument("--threads", type=int, default=2)
     server.set_defaults(func=cmd_model_server)
     args = parser.parse_args(argv)
+    pace_for_batch()
     from driftlab_dagster.headless import HeadlessError
 
     try:

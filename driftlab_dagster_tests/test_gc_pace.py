@@ -1,0 +1,40 @@
+"""The collector's pace is set by the processes that run the study, and only by them."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+from driftlab_dagster import gc_pace
+from driftlab_dagster.cli import main
+from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
+
+PACED = (gc_pace.YOUNG_EVERY, gc_pace.MIDDLE_EVERY, gc_pace.OLD_EVERY)
+
+
+def _thresholds_after(code: str) -> tuple[int, ...]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport gc; print(*gc.get_threshold())"], cwd=PROJECT_ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return tuple(int(n) for n in out.split())
+
+
+def test_the_code_location_dagster_loads_paces_its_process():
+    # A code server or run worker imports this module before it parses a world.
+    assert _thresholds_after("import driftlab_dagster.definitions") == PACED
+
+
+def test_importing_the_package_leaves_a_host_process_alone():
+    untouched = _thresholds_after("pass")
+    assert untouched != PACED
+    assert _thresholds_after("import driftlab_dagster.defs, driftlab_dagster.headless") == untouched
+
+
+def test_the_command_paces_its_process():
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert main(["check-world", str(DEFAULT_WORLD)]) == 0
+        assert gc.get_threshold() == PACED
+    finally:
+        gc.set_threshold(*before)
