@@ -599,6 +599,28 @@ class Question:
 NONE = "none"
 
 
+def _state_reads(parts: list[BodyPart]) -> set[str]:
+    """The current-state values a body's rendering depends on: its placeholders (not `{initial.x}`, which is
+    fixed) and the values its conditions test."""
+    reads: set[str] = set()
+
+    def text(t: str) -> None:
+        reads.update(m.group(2) for m in _PLACEHOLDER.finditer(t) if not m.group(1))
+
+    for part in parts:
+        if isinstance(part, str):
+            text(part)
+        elif isinstance(part, FactPart):
+            for t in part.fact:
+                text(t)
+        else:
+            reads.update(part.when or {})
+            if part.when_changed is not None:
+                reads.add(part.when_changed)
+            reads |= _state_reads(part.then) | _state_reads(part.otherwise)
+    return reads
+
+
 class World:
     """A validated world file and everything the study derives from it."""
 
@@ -623,6 +645,8 @@ class World:
         )
         start = spec.start.astimezone(dt.timezone.utc).replace(tzinfo=None) if spec.start.tzinfo else spec.start
         self.start = start
+        self._reads: list[list[str]] | None = None  # per page: the state values its body reads (see _rendered)
+        self._bodies: dict[tuple[str | int, ...], str] = {}
         self.checkpoints = [Checkpoint(0, start.date(), start, None)] + [
             Checkpoint(i + 1, (start + dt.timedelta(days=e.day)).date(), start + dt.timedelta(days=e.day), e)
             for i, e in enumerate(spec.events)
@@ -747,9 +771,19 @@ class World:
         return " ".join(pieces)
 
     def pages_at(self, scenario: str, step: int) -> list[Page]:
-        return [
-            Page(p.id, p.title, self.render_body(p.body, self.page_state(scenario, step, p))) for p in self.spec.pages
-        ]
+        return [Page(p.id, p.title, self._rendered(i, p, self.page_state(scenario, step, p)))
+                for i, p in enumerate(self.spec.pages)]
+
+    def _rendered(self, index: int, page: PageSpec, state: dict[str, StateValue]) -> str:
+        """The page's body in this state, rendered once per distinct value of what the body reads: every
+        (scenario, day) asks for every page, and most pages read nothing an event changes."""
+        if self._reads is None:
+            self._reads = [sorted(_state_reads(p.body)) for p in self.spec.pages]
+        key = (index, *(str(state.get(name)) for name in self._reads[index]))  # rendering sees values only as str
+        body = self._bodies.get(key)
+        if body is None:
+            body = self._bodies[key] = self.render_body(page.body, state)
+        return body
 
     def questions_at(self, step: int) -> list[Question]:
         truth = self.state_at(step)

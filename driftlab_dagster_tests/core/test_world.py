@@ -451,3 +451,18 @@ def test_an_explicit_id_wins_and_survives_the_stored_form():
     again = World.from_json(world.canonical_json)
     assert again.id == "tiny_v2" and again.sha256 == world.sha256
     assert world.version != parse_world(TINY_WORLD, "tiny.yaml").version
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DEFAULT_WORLD.parent).glob("*.yaml")))
+def test_pages_rendered_once_per_distinct_state_equal_a_fresh_rendering(name):
+    # pages_at reuses a body while nothing the body reads has changed; every scenario and day must still
+    # show exactly what rendering that page from its own state gives, in the same (fresh) world and across
+    # repeated and out-of-order asks.
+    reused, fresh = load_world(DEFAULT_WORLD.parent / name), load_world(DEFAULT_WORLD.parent / name)
+    steps = range(len(reused.checkpoints))
+    asks = [(s, step) for s in reused.scenario_names for step in steps]
+    for scenario, step in asks + asks[::-1]:
+        pages = reused.pages_at(scenario, step)
+        expected = [fresh.render_body(p.body, fresh.page_state(scenario, step, p)) for p in fresh.spec.pages]
+        assert [p.body for p in pages] == expected, (scenario, step)
+    assert any(reused.pages_at(s, 0) != reused.pages_at(s, steps[-1]) for s in reused.scenario_names)
