@@ -23,6 +23,15 @@ def config_for(folder: Path, worlds: list[Path] | None = None, **study) -> Drift
                           study=StudySettings(**study))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_world_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Large parsed worlds are cached on disk (world_cache.py): the tests' go to a folder of their own, never
+    the user's ~/.cache, and the commands the tests start inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DRIFTLAB_WORLD_CACHE", str(tmp_path_factory.mktemp("world_cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def world() -> World:
     return load_world(DEFAULT_WORLD)

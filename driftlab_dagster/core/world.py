@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, sentence_regex, split_sentences
+from .world_cache import cached_parse
 
 try:  # Python's own regex parser, to analyse shapes the way `re` will read them
     from re import _constants as _sre  # Python >= 3.11
@@ -870,9 +871,11 @@ def _slug(name: str) -> str:
 
 
 def load_world(path: str | Path) -> World:
-    """Read and validate a world file. Anything wrong with it is one `WorldFileError` line."""
+    """Read and validate a world file. Anything wrong with it is one `WorldFileError` line. A large file's
+    parsed world is kept on disk by its content (world_cache.py), so the next process reads it back."""
     path = Path(path)
-    return parse_world(_read_world_text(path), str(path))
+    text = _read_world_text(path)
+    return cached_parse(text, str(path), parse_world, World)  # type: ignore[return-value]
 
 
 def _read_world_text(path: Path) -> str:
