@@ -90,3 +90,18 @@ def test_the_cache_keeps_only_the_newest_entries(parses, tmp_path, monkeypatch):
     for n in range(4):
         load_world(_copy(tmp_path, f"w{n}.yaml"))
     assert len(list((tmp_path / "cache").glob("*.pickle"))) == 2
+
+
+def test_a_world_read_back_gives_the_same_study_byte_for_byte(parses, tmp_path):
+    from driftlab_dagster.core.reports import results_csv
+    from driftlab_dagster.core.study import run_study
+
+    path = _copy(tmp_path)
+    parsed = run_study(load_world(path))
+    read_back = run_study(load_world(path))
+    assert len(parses) == 1
+    assert results_csv(read_back.results) == results_csv(parsed.results)
+    def counted(costs):  # "ms" is measured wall time: it differs between any two runs
+        return [{k: v for k, v in c.items() if k != "ms"} for c in costs]
+
+    assert counted(read_back.costs) == counted(parsed.costs)
