@@ -3,14 +3,13 @@
 Reload definitions in the UI to pick up an edited settings or world file: it is read when this loads.
 """
 
+import dagster as dg
+
+from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.defs import build_definitions
 from driftlab_dagster.gc_pace import pace_for_batch
 
-pace_for_batch()  # before the world is parsed: this process (code server or run worker) runs the study
-
-import dagster as dg  # noqa: E402
-
-from driftlab_dagster.config import DriftlabConfig  # noqa: E402
-from driftlab_dagster.defs import build_definitions  # noqa: E402
+pace_for_batch()  # this process (a code server or a run worker) parses the world and runs the study
 
 
 @dg.definitions
