@@ -8,8 +8,9 @@ re-walk a heap that grows with the corpus, more often as the corpus grows: measu
 every 100,000 allocations instead keeps the same guarantees (cycles are still collected, only later; the
 heap's peak did not move) at a fraction of the walks. BENCHMARKS.md "Scale" has the measurements.
 
-Set at each entry point that runs the study (the `driftlab` command, the code location Dagster loads in its
-code server and run workers), never on import, so importing the package leaves a host process alone.
+Set by the two entry points that run the study: the `driftlab` command, and `definitions.py`, the code
+location Dagster imports in its code server and run workers. Importing the package itself sets nothing, so a
+notebook or host process that imports it keeps its own pace.
 """
 
 from __future__ import annotations
