@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Callable, Iterable
 
 from .ontology import Triple
@@ -56,6 +57,11 @@ class EntityName:
     name: str
     valid_from: dt.datetime
     valid_to: dt.datetime | None
+
+
+# A fact's and a name's field values as one tuple, in field order (dataclasses.astuple would deep-copy).
+_FACT_VALUES = attrgetter(*GovernedFact.__dataclass_fields__)
+_NAME_VALUES = attrgetter(*EntityName.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -261,24 +267,49 @@ class GovernedStore:
         return [f for f in latest.values() if f.valid_from <= when and (f.valid_to is None or when < f.valid_to)]
 
     # ---------- snapshots ----------
-    def snapshot(self) -> dict[str, list[dict]]:
+    # The columns of `rows()`'s tables, in order.
+    ROW_COLUMNS = {"governed_facts": (*GovernedFact.__dataclass_fields__, "entity"),
+                   "governed_names": tuple(EntityName.__dataclass_fields__)}
+
+    def rows(self) -> dict[str, list[tuple]]:
+        """The store as rows, one list of tuples (ROW_COLUMNS) per table: what is written to DuckDB."""
+        facts = [f for _, f in sorted(self.facts.items())]
+        current = {entity_id: self.current_name(entity_id) for entity_id in {f.entity_id for f in facts}}
         return {
-            "governed_facts": [{**vars(f), "entity": self.current_name(f.entity_id)} for _, f in sorted(self.facts.items())],
-            "governed_names": [vars(n) for n in self.names],
+            "governed_facts": [(*_FACT_VALUES(f), current[f.entity_id]) for f in facts],
+            "governed_names": [_NAME_VALUES(n) for n in self.names],
         }
+
+    def snapshot(self) -> dict[str, list[dict]]:
+        return {table: [dict(zip(self.ROW_COLUMNS[table], row)) for row in rows] for table, rows in self.rows().items()}
 
     @classmethod
     def from_snapshot(cls, world: World, facts: Iterable[dict], names: Iterable[dict],
                       extraction_log: Iterable[dict]) -> "GovernedStore":
-        store = cls(world)
+        """The store from `snapshot()`'s rows (dicts; a fact's optional columns may be missing)."""
         fields = GovernedFact.__dataclass_fields__
-        for row in facts:
-            f = GovernedFact(**{k: row[k] for k in fields if k in row})
+        return cls._assemble(world, (GovernedFact(**{k: row[k] for k in fields if k in row}) for row in facts),
+                             [EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names],
+                             {x["page_id"]: (x["version"], x["extracted_at"]) for x in extraction_log})
+
+    @classmethod
+    def from_rows(cls, world: World, facts: Iterable[tuple], names: Iterable[tuple],
+                  extractions: dict[str, tuple[int, dt.datetime]]) -> "GovernedStore":
+        """The store from rows as tuples in GovernedFact's and EntityName's field order (as a database hands
+        them over, without a dict per row), and page id -> (version read, when)."""
+        return cls._assemble(world, (GovernedFact(*row) for row in facts), [EntityName(*row) for row in names],
+                             extractions)
+
+    @classmethod
+    def _assemble(cls, world: World, facts: Iterable[GovernedFact], names: list[EntityName],
+                  extractions: dict[str, tuple[int, dt.datetime]]) -> "GovernedStore":
+        store = cls(world)
+        for f in facts:
             store.facts[f.id] = f
         store._reindex_facts()
-        store._set_names([EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names])
+        store._set_names(names)
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
-        store.extractions = {x["page_id"]: (x["version"], x["extracted_at"]) for x in extraction_log}
+        store.extractions = extractions
         return store
 
 

@@ -2,7 +2,7 @@
 
 The study's hot loop (hundreds of maintenance steps and thousands of look-ups) runs against this in-memory
 store; `warehouse.py` persists snapshots of it into DuckDB, one slice per (scenario, day) partition, and
-`from_snapshot` loads them back. The semantics follow the seed post's SQLite store exactly, down to how a
+`from_rows` loads them back. The semantics follow the seed post's SQLite store exactly, down to how a
 new row id is chosen (max + 1, so ids restart after the graph is cleared), because the majority-vote merge
 breaks ties on the newest fact id.
 """
@@ -270,47 +270,68 @@ class Store:
         other._max_fact_id, other._max_entity_id = self._max_fact_id, self._max_entity_id
         return other
 
-    def snapshot(self) -> dict[str, list[dict]]:
-        """The store as rows, one list per table, in a stable order."""
+    # The columns of `rows()`'s tables, in order.
+    ROW_COLUMNS = {
+        "pages": ("id", "title", "body", "version", "updated_at", "audience"),
+        "entities": ("entity_id", "name"),
+        "aliases": ("alias", "entity_id"),
+        "facts": ("fact_id", "entity_id", "entity", "predicate", "object", "source_doc", "source_version",
+                  "extracted_at", "valid_from", "extractor", "audience"),
+        "extraction_log": ("page_id", "version", "extracted_at", "extractor", "issue"),
+    }
+
+    def rows(self) -> dict[str, list[tuple]]:
+        """The store as rows, one list of tuples (ROW_COLUMNS) per table, in a stable order: what is written to
+        DuckDB, without a dict per row."""
         return {
-            "pages": [vars_of(p) for p in self.sorted_pages()],
-            "entities": [{"entity_id": i, "name": n} for i, n in sorted(self.entities.items())],
-            "aliases": sorted(({"alias": a, "entity_id": e} for a, e in self.aliases.values()),
-                              key=lambda r: (r["alias"].casefold(), r["entity_id"])),
-            "facts": [
-                {"fact_id": f.id, "entity_id": f.entity_id, "entity": self.entities[f.entity_id],
-                 "predicate": f.predicate, "object": f.object, "source_doc": f.source_doc,
-                 "source_version": f.source_version, "extracted_at": f.extracted_at, "valid_from": f.valid_from,
-                 "extractor": f.extractor, "audience": f.audience}
-                for _, f in sorted(self.facts.items())
-            ],
-            "extraction_log": [
-                {"page_id": e.page_id, "version": e.version, "extracted_at": e.extracted_at,
-                 "extractor": e.extractor, "issue": e.issue}
-                for _, e in sorted(self.extractions.items())
-            ],
+            "pages": [(p.id, p.title, p.body, p.version, p.updated_at, p.audience) for p in self.sorted_pages()],
+            "entities": sorted(self.entities.items()),
+            "aliases": sorted(((a, e) for a, e in self.aliases.values()), key=lambda r: (r[0].casefold(), r[1])),
+            "facts": [(f.id, f.entity_id, self.entities[f.entity_id], f.predicate, f.object, f.source_doc,
+                       f.source_version, f.extracted_at, f.valid_from, f.extractor, f.audience)
+                      for _, f in sorted(self.facts.items())],
+            "extraction_log": [(e.page_id, e.version, e.extracted_at, e.extractor, e.issue)
+                               for _, e in sorted(self.extractions.items())],
         }
+
+    def snapshot(self) -> dict[str, list[dict]]:
+        """The store as rows, one list of dicts per table, in a stable order."""
+        return {table: [dict(zip(self.ROW_COLUMNS[table], row)) for row in rows] for table, rows in self.rows().items()}
 
     @classmethod
     def from_snapshot(cls, pages: Iterable[dict], entities: Iterable[dict], aliases: Iterable[dict],
                       facts: Iterable[dict], extraction_log: Iterable[dict]) -> "Store":
+        """The store from `snapshot()`'s rows (dicts; optional columns may be missing)."""
+        return cls.from_rows(
+            ((p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"], p.get("audience", "public"))
+             for p in pages),
+            ((int(e["entity_id"]), e["name"]) for e in entities),
+            ((a["alias"], int(a["entity_id"])) for a in aliases),
+            ((int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"], f["source_doc"],
+              int(f["source_version"]), f["extracted_at"], f["valid_from"], f.get("extractor", ""),
+              f.get("audience", "public")) for f in facts),
+            ((x["page_id"], int(x["version"]), x["extracted_at"], x.get("extractor", ""), x.get("issue", ""))
+             for x in extraction_log))
+
+    @classmethod
+    def from_rows(cls, pages: Iterable[tuple], entities: Iterable[tuple], aliases: Iterable[tuple],
+                  facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> "Store":
+        """The store from rows as tuples, as a database hands them over without a dict per row: pages, facts
+        and log entries in their dataclass's field order, entities as (entity_id, name), aliases as (alias,
+        entity_id). Rows are applied in the order given (the tables' key order)."""
         store = cls()
         for p in pages:
-            store.pages[p["id"]] = StoredPage(p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"],
-                                              p.get("audience", "public"))
-        for e in entities:
-            store.entities[int(e["entity_id"])] = e["name"]
-            store._entity_by_name[e["name"].casefold()] = int(e["entity_id"])
-            store._max_entity_id = max(store._max_entity_id, int(e["entity_id"]))
-        for a in aliases:
-            store.aliases[a["alias"].casefold()] = (a["alias"], int(a["entity_id"]))
+            store.pages[p[0]] = StoredPage(*p)
+        for entity_id, name in entities:
+            store.entities[entity_id] = name
+            store._entity_by_name[name.casefold()] = entity_id
+            store._max_entity_id = max(store._max_entity_id, entity_id)
+        for alias, entity_id in aliases:
+            store.aliases[alias.casefold()] = (alias, entity_id)
         for f in facts:
-            store._put(Fact(int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"], f["source_doc"],
-                            int(f["source_version"]), f["extracted_at"], f["valid_from"], f.get("extractor", ""),
-                            f.get("audience", "public")))
+            store._put(Fact(*f))
         for x in extraction_log:
-            store.extractions[x["page_id"]] = ExtractionEntry(x["page_id"], int(x["version"]), x["extracted_at"],
-                                                              x.get("extractor", ""), x.get("issue", ""))
+            store.extractions[x[0]] = ExtractionEntry(*x)
         return store
 
 

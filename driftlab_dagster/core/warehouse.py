@@ -23,6 +23,10 @@ from typing import Any, Iterator, Mapping, Sequence
 import duckdb
 import pandas as pd
 
+from .governed import EntityName, GovernedFact, GovernedStore
+from .store import Store, StoredPage
+from .world import World
+
 _COST_COLUMNS = """
     approach VARCHAR NOT NULL, event INTEGER NOT NULL, docs INTEGER NOT NULL,
     input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, graph_writes INTEGER NOT NULL,
@@ -196,6 +200,16 @@ def replace_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence
     return len(rows)
 
 
+def slice_frame(constants: Mapping[str, Any], columns: Sequence[str], rows: Sequence[tuple]) -> pd.DataFrame:
+    """Rows (tuples of `columns`) plus the values every row of the slice shares, as a frame for
+    `replace_slices`. The columns stay plain Python objects: DuckDB casts them to the table's types on
+    insert, three times faster than pandas inferring types from a dict per row."""
+    frame = pd.DataFrame(list(rows), columns=list(columns), dtype=object)
+    for name, value in constants.items():
+        frame[name] = value
+    return frame
+
+
 def read(conn: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
     return conn.execute(sql, list(params)).df()
 
@@ -271,73 +285,79 @@ class Slice:
         return f"{self.scenario} on {self.day}"
 
 
-def _slice_rows(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
-                what: str, asset: str) -> list[dict]:
-    """A slice's rows, provided they were computed from this version of the world file."""
-    rows = records(conn, f"""SELECT world_version AS _version, {columns} FROM {table}
-                             WHERE world = ? AND scenario = ? AND day = ? ORDER BY {order}""",
-                   [where.world, where.scenario, where.day])
-    if not rows:
+# The columns of a stored row in the order of the object it becomes (StoredPage, Fact, ExtractionEntry).
+_PAGE_COLUMNS = "page_id, title, body, version, updated_at, audience"
+_FACT_COLUMNS = ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
+                 "extractor, audience")
+_LOG_COLUMNS = "page_id, version, extracted_at, extractor, issue"
+
+
+def _slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
+                  what: str | None = None, asset: str | None = None) -> list[tuple]:
+    """A slice's rows computed from this version of the world file, as tuples of `columns` (a dict per row
+    would cost more than the query). Given `what` and `asset`, a slice with no such rows is an error that
+    names the partition to materialise."""
+    rows = conn.execute(f"""SELECT {columns} FROM {table}
+                            WHERE world = ? AND world_version = ? AND scenario = ? AND day = ? ORDER BY {order}""",
+                        [where.world, where.world_version, where.scenario, where.day]).fetchall()
+    if rows or what is None:
+        return rows
+    # A slice is replaced whole, so its rows share one version: any row tells which.
+    other = conn.execute(f"SELECT world_version FROM {table} WHERE world = ? AND scenario = ? AND day = ? LIMIT 1",
+                         [where.world, where.scenario, where.day]).fetchone()
+    if other is None:
         raise MissingUpstream(f"no {what} for {where}: materialise that `{asset}` partition first")
-    if rows[0]["_version"] != where.world_version:
-        raise MissingUpstream(f"the {what} for {where} were computed from another version of the world file "
-                              f"({rows[0]['_version']}, now {where.world_version}): materialise that `{asset}` "
-                              "partition again")
-    for r in rows:
-        del r["_version"]
-    return rows
+    raise MissingUpstream(f"the {what} for {where} were computed from another version of the world file "
+                          f"({other[0]}, now {where.world_version}): materialise that `{asset}` partition again")
 
 
-def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[dict]:
-    """The pages of one partition, as Store.from_snapshot wants them."""
-    return _slice_rows(conn, "pages", where, "page_id AS id, title, body, version, updated_at, changed, audience",
-                       "page_id", "pages", "pages")
+def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[StoredPage]:
+    """The pages of one partition, by page id."""
+    return [StoredPage(*row) for row in _slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages")]
+
+
+def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
+    """One partition's pages, graph and extraction log, as the study's store."""
+    pages = _slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages")
+    log = _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph")
+    return Store.from_rows(pages,
+                           _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
+                           _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
+                           _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
+                           log)
+
+
+def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: Slice, store: Store) -> GovernedStore:
+    """One partition's governed graph; `store` is the same partition's (its extraction log is shared)."""
+    def columns(cls: type) -> str:
+        return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
+
+    return GovernedStore.from_rows(
+        world,
+        _slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
+        _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name"),
+        {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()})
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
-                        upto_step: int, from_step: int = 0) -> dict[int, list[dict]]:
-    """Step -> that day's pages, for steps from_step..upto_step of one scenario (what a graph replays)."""
-    rows = records(conn, """SELECT world_version, step, page_id, title, body, version, updated_at, audience,
-                                   renamed_from FROM pages
+                        upto_step: int, from_step: int = 0) -> dict[int, tuple[list[StoredPage], dict[str, str]]]:
+    """Step -> that day's pages (by id) and renames (old page id -> new), for steps from_step..upto_step of
+    one scenario: what a graph replays."""
+    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {_PAGE_COLUMNS} FROM pages
                             WHERE world = ? AND scenario = ? AND step BETWEEN ? AND ? ORDER BY step, page_id""",
-                   [world, scenario, from_step, upto_step])
-    history: dict[int, list[dict]] = {}
-    for r in rows:
-        if r.pop("world_version") == world_version:
-            history.setdefault(r.pop("step"), []).append(r)
+                        [world, scenario, from_step, upto_step]).fetchall()
+    history: dict[int, tuple[list[StoredPage], dict[str, str]]] = {}
+    for version, step, renamed_from, *page in rows:
+        if version == world_version:
+            pages, renames = history.setdefault(step, ([], {}))
+            pages.append(StoredPage(*page))
+            if renamed_from:
+                renames[renamed_from] = page[0]
     missing = [s for s in range(from_step, upto_step + 1) if s not in history]
     if missing:
         raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
                               "of the world file: materialise those `pages` partitions first")
     return history
-
-
-def stored_governed(conn: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, list[dict]]:
-    """The governed graph of one partition, as GovernedStore.from_snapshot wants it."""
-    params = [where.world, where.world_version, where.scenario, where.day]
-    scope = "WHERE world = ? AND world_version = ? AND scenario = ? AND day = ?"
-    return {
-        "facts": records(conn, f"SELECT * EXCLUDE (world, world_version, scenario, day, entity) FROM governed_facts "
-                               f"{scope} ORDER BY id", params),
-        "names": records(conn, f"SELECT * EXCLUDE (world, world_version, scenario, day) FROM governed_names {scope} "
-                               "ORDER BY entity_id, valid_from, name", params),
-    }
-
-
-def stored_graph(conn: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, list[dict]]:
-    """The graph tables of one partition."""
-    log = _slice_rows(conn, "extraction_log", where, "page_id, version, extracted_at, extractor, issue", "page_id",
-                      "graph", "fact_graph")
-    params = [where.world, where.world_version, where.scenario, where.day]
-    scope = "WHERE world = ? AND world_version = ? AND scenario = ? AND day = ?"
-    return {
-        "entities": records(conn, f"SELECT entity_id, name FROM entities {scope} ORDER BY entity_id", params),
-        "aliases": records(conn, f"SELECT alias, entity_id FROM aliases {scope} ORDER BY alias", params),
-        "facts": records(conn, f"""SELECT fact_id, entity_id, predicate, object, source_doc, source_version,
-                                   extracted_at, valid_from, extractor, audience FROM facts {scope} ORDER BY fact_id""",
-                         params),
-        "extraction_log": log,
-    }
 
 
 def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequence[tuple[str, str]],

@@ -12,6 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.evaluation import evaluate
+from driftlab_dagster.core.extraction import RegexExtractor
+from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
     MissingUpstream,
     Slice,
@@ -20,9 +26,14 @@ from driftlab_dagster.core.warehouse import (
     ensure_schema,
     prune_world,
     replace_slice,
+    replace_slices,
+    stored_governed_store,
     stored_pages,
+    stored_store,
     transaction,
 )
+from driftlab_dagster.core.world import load_world
+from driftlab_dagster.project import DEFAULT_WORLD
 
 
 def _entities(rows, world="w1", version="v1"):
@@ -85,7 +96,7 @@ def test_rows_of_another_version_of_the_world_file_are_refused_by_name(tmp_path:
             "changed": True, "audience": "public", "renamed_from": None}
     with transaction(conn):
         replace_slice(conn, "pages", _key("Fresh"), pd.DataFrame([page]))
-    assert stored_pages(conn, Slice("w1", "old", "Fresh", "2026-09-01"))[0]["id"] == "d01"
+    assert [p.id for p in stored_pages(conn, Slice("w1", "old", "Fresh", "2026-09-01"))] == ["d01"]
     with pytest.raises(MissingUpstream, match="another version of the world file"):
         stored_pages(conn, Slice("w1", "new", "Fresh", "2026-09-01"))
     with pytest.raises(MissingUpstream, match="no pages for StaleGraph"):
@@ -163,3 +174,46 @@ def test_a_file_from_another_version_is_refused_in_one_line_and_kept(tmp_path: P
         ensure_schema(conn)
     assert "\n" not in str(info.value)
     assert conn.execute("SELECT * FROM answers").fetchall() == [("Fresh", "Rag")]
+
+
+def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(tmp_path: Path):
+    """Every stored column lands in the field it came from (the read-back builds objects from positions):
+    each scenario's graphs on each day, written as the graph asset writes them and read back, snapshot as
+    the originals and answer every question the same way."""
+    world = load_world(DEFAULT_WORLD)
+    extractor, reader = RegexExtractor(world.ontology), DeterministicReader(world.ontology)
+    conn = connect(str(tmp_path / "w.duckdb"))
+    ensure_schema(conn)
+    last = len(world.checkpoints) - 1
+    for scenario in world.scenario_names:
+        governed = GovernedStore(world)
+        steps = replay_steps(world, scenario, (world.pages_at(scenario, s) for s in range(last + 1)), extractor,
+                             governed, [world.renames_at(scenario, s) for s in range(last + 1)])
+        for step, store, _ in steps:
+            where = Slice(world.id, world.version, scenario, world.checkpoints[step].key)
+            written, written_governed = store.snapshot(), governed.snapshot()
+            tables = {t: pd.DataFrame([{**where.columns, **r} for r in written[t]])
+                      for t in ("entities", "aliases", "facts", "extraction_log")}
+            tables.update({t: pd.DataFrame([{**where.columns, **r} for r in rows])
+                           for t, rows in written_governed.items()})
+            tables["pages"] = pd.DataFrame([{**where.columns, "step": step, "page_id": p["id"], "title": p["title"],
+                                             "body": p["body"], "version": p["version"],
+                                             "updated_at": p["updated_at"], "changed": False,
+                                             "audience": p["audience"], "renamed_from": None}
+                                            for p in written["pages"]])
+            with transaction(conn):
+                for table, rows in tables.items():
+                    replace_slices(conn, table, [where.key], rows)
+            back = stored_store(conn, where)
+            back_governed = stored_governed_store(conn, world, where, back)
+            assert back.snapshot() == written
+            # Names come back in the table's order (entity, valid_from, name), not the order they were made in.
+            by_entity = (lambda n: (n["entity_id"], n["valid_from"], n["name"]))  # noqa: E731
+            assert back_governed.snapshot()["governed_facts"] == written_governed["governed_facts"]
+            assert (sorted(back_governed.snapshot()["governed_names"], key=by_entity)
+                    == sorted(written_governed["governed_names"], key=by_entity))
+            assert back_governed.extractions == governed.extractions
+            assert (evaluate(back, world, scenario, step, reader, ALL_DESIGNS, governed=back_governed,
+                             extractor=extractor)
+                    == evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed,
+                                extractor=extractor))

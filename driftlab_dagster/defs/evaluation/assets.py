@@ -3,17 +3,9 @@ import pandas as pd
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
-from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.store import Store
-from driftlab_dagster.core.warehouse import (
-    replace_slices,
-    stored_governed,
-    stored_graph,
-    stored_pages,
-    transaction,
-)
+from driftlab_dagster.core.warehouse import replace_slices, stored_governed_store, stored_store, transaction
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
@@ -37,11 +29,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 for key in context.partition_keys:
                     where = ctx.slice(key)
                     mark = spend_mark(session)
-                    page_rows = stored_pages(conn, where)
-                    graph = stored_graph(conn, where)
-                    store = Store.from_snapshot(pages=page_rows, **graph)
-                    governed = GovernedStore.from_snapshot(world, extraction_log=graph["extraction_log"],
-                                                           **stored_governed(conn, where))
+                    store = stored_store(conn, where)
+                    governed = stored_governed_store(conn, world, where, store)
                     retriever = session.retriever(store.sorted_pages())
                     step = world.checkpoint(where.day).step
                     found = evaluate(store, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,

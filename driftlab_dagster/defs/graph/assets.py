@@ -1,3 +1,5 @@
+from typing import Sequence
+
 import dagster as dg
 import duckdb
 import pandas as pd
@@ -10,20 +12,24 @@ from driftlab_dagster.core import drift
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.store import Store, StoredPage
+from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
     MissingUpstream,
     Slice,
     replace_slices,
-    stored_governed,
-    stored_graph,
+    slice_frame,
+    stored_governed_store,
     stored_page_history,
-    stored_pages,
+    stored_store,
     transaction,
 )
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
+
+# Where the metadata's counts sit in the rows written.
+_ISSUE = Store.ROW_COLUMNS["extraction_log"].index("issue")
+_RETRACTED_AT = GovernedStore.ROW_COLUMNS["governed_facts"].index("retracted_at")
 
 GRAPH_TABLES = ("entities", "aliases", "facts", "extraction_log", "graph_maintenance", "governed_facts",
                 "governed_names")
@@ -84,11 +90,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     first = min(wanted) if resumed else 0
                     history = stored_page_history(conn, world.id, world.version, scenario, max(wanted), first)
                     steps = range(first, max(wanted) + 1)
-                    pages_by_step = [[StoredPage(p["page_id"], p["title"], p["body"], p["version"], p["updated_at"],
-                                                 p["audience"])
-                                      for p in history[step]] for step in steps]
-                    renames = [{p["renamed_from"]: p["page_id"] for p in history[step] if p["renamed_from"]}
-                               for step in steps]
+                    pages_by_step = [history[step][0] for step in steps]
+                    renames = [history[step][1] for step in steps]
                     store, governed = resumed or (None, GovernedStore(world))
                     replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
@@ -98,24 +101,27 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
-                        snapshot = store.snapshot()
-                        governed_snapshot = governed.snapshot()
-                        batch.add(where, {**{t: snapshot[t] for t in ("entities", "aliases", "facts", "extraction_log")},
-                                          **governed_snapshot,
-                                          "graph_maintenance": [cost.as_row()] if cost is not None else []})
-                        governed_facts = governed_snapshot["governed_facts"]
+                        rows, governed_rows = store.rows(), governed.rows()
+                        tables = {t: (Store.ROW_COLUMNS[t], rows[t])
+                                  for t in ("entities", "aliases", "facts", "extraction_log")}
+                        tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
+                        if cost is not None:
+                            cost_row = cost.as_row()
+                            tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
+                        batch.add(where, tables)
+                        governed_facts = governed_rows["governed_facts"]
                         metadata[wanted[step]] = {
                             "where": where, "cost": cost, "spend": spend_metadata(session, mark),
-                            "facts": len(snapshot["facts"]), "entities": len(snapshot["entities"]),
-                            "aliases": len(snapshot["aliases"]), "pages_logged": len(snapshot["extraction_log"]),
-                            "issues": sum(bool(x["issue"]) for x in snapshot["extraction_log"]),
+                            "facts": len(rows["facts"]), "entities": len(rows["entities"]),
+                            "aliases": len(rows["aliases"]), "pages_logged": len(rows["extraction_log"]),
+                            "issues": sum(bool(x[_ISSUE]) for x in rows["extraction_log"]),
                             "governed": len(governed_facts),
-                            "retracted": sum(r["retracted_at"] is not None for r in governed_facts),
+                            "retracted": sum(r[_RETRACTED_AT] is not None for r in governed_facts),
                             "replayed_from": (f"{replayed_from} (from the stored graph of the day before)" if resumed
                                               else f"{replayed_from} (the initial extraction)"),
                         }
                         mark = spend_mark(session)
-                        context.log.info(f"{where}: {len(snapshot['facts'])} facts, "
+                        context.log.info(f"{where}: {len(rows['facts'])} facts, "
                                          f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
                         progress.advance()
                 batch.flush()
@@ -156,24 +162,28 @@ class _SliceBatch:
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self.conn = conn
-        self.tables: dict[str, list[dict]] = {t: [] for t in GRAPH_TABLES}
+        self.frames: dict[str, list[pd.DataFrame]] = {t: [] for t in GRAPH_TABLES}
         self.slices: list[Slice] = []
         self.rows = 0
 
-    def add(self, where: Slice, rows_by_table: dict[str, list[dict]]) -> None:
+    def add(self, where: Slice, tables: dict[str, tuple[Sequence[str], list[tuple]]]) -> None:
+        """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
+        rows, has its slice emptied."""
         self.slices.append(where)
-        for table, rows in rows_by_table.items():
-            self.tables[table] += [{**where.columns, **r} for r in rows]
-            self.rows += len(rows)
+        for table, (columns, rows) in tables.items():
+            if rows:
+                self.frames[table].append(slice_frame(where.columns, columns, rows))
+                self.rows += len(rows)
         if self.rows >= self.FLUSH_ROWS:
             self.flush()
 
     def flush(self) -> None:
         if not self.slices:
             return
-        for table, rows in self.tables.items():  # an empty table still clears its slices (DELETE, no INSERT)
-            replace_slices(self.conn, table, [s.key for s in self.slices], pd.DataFrame(rows))
-        self.tables = {t: [] for t in GRAPH_TABLES}
+        for table, frames in self.frames.items():  # an empty table still clears its slices (DELETE, no INSERT)
+            rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            replace_slices(self.conn, table, [s.key for s in self.slices], rows)
+        self.frames = {t: [] for t in GRAPH_TABLES}
         self.slices, self.rows = [], 0
 
 
@@ -196,14 +206,12 @@ def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnec
             return None  # the pages were written again since: replay them
     where = ctx.slice(previous)
     try:
-        graph, pages, governed = stored_graph(conn, where), stored_pages(conn, where), stored_governed(conn, where)
+        store = stored_store(conn, where)
     except MissingUpstream:
         return None
-    log = graph["extraction_log"]
-    if not log or any(x["extractor"] != ctx.extractor_id for x in log):
+    if any(x.extractor != ctx.extractor_id for x in store.extractions.values()):
         return None
-    store = Store.from_snapshot(pages, graph["entities"], graph["aliases"], graph["facts"], log)
-    return store, GovernedStore.from_snapshot(ctx.world, governed["facts"], governed["names"], log)
+    return store, stored_governed_store(conn, ctx.world, where, store)
 
 
 def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,

@@ -8,14 +8,12 @@ from driftlab_dagster.core import drift
 from driftlab_dagster.core.extraction import FULL, PATCH_PAGES
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import cost_markdown, markdown_table
-from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import maintenance_comparisons, repair
 from driftlab_dagster.core.warehouse import (
     Slice,
     replace_slice,
     replace_slices,
-    stored_graph,
-    stored_pages,
+    stored_store,
     transaction,
 )
 from driftlab_dagster.defs.context import StudyContext
@@ -94,7 +92,7 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
         is kept in `repaired_facts` and `repaired_extraction_log`; the stale partition is left untouched."""
         where = Slice(world.id, world.version, scenario, day)
         with warehouse.get_connection() as conn:
-            stale = Store.from_snapshot(pages=stored_pages(conn, where), **stored_graph(conn, where))
+            stale = stored_store(conn, where)
             with study_session(ctx, conn, model, progress) as session:
                 outcomes = repair(stale, world, scenario, session.extractor, session.reader)
                 spend = spend_metadata(session)

@@ -2,11 +2,14 @@ import dagster as dg
 import pandas as pd
 
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.store import Store
+from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
-from driftlab_dagster.core.warehouse import replace_slices, transaction
+from driftlab_dagster.core.warehouse import replace_slices, slice_frame, transaction
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
+
+# The pages table's own columns (beside the slice's), in the order the rows below give them.
+PAGE_COLUMNS = ("step", "page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
 
 
 def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
@@ -21,7 +24,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         page for the change, or none). A page's version bumps each day its text changes. A run over many
         partitions renders each scenario's history once.
         """
-        slices, rows, metadata = [], [], {}
+        slices, frames, metadata = [], [], {}
         for scenario, days in parts.by_scenario(context.partition_keys).items():
             wanted = {world.checkpoint(day).step: key for day, key in days}
             store = Store()
@@ -34,14 +37,13 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 where = ctx.slice(wanted[step])
                 slices.append(where.key)
                 changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
-                today = [{**where.columns, "step": step, "page_id": p.id, "title": p.title, "body": p.body,
-                          "version": p.version, "updated_at": p.updated_at, "changed": p.id in changed_today,
-                          "audience": p.audience, "renamed_from": moved_from.get(p.id)}
-                         for p in store.sorted_pages()]
-                rows += today
-                metadata[wanted[step]] = _metadata(today, changed, step)
+                today = store.sorted_pages()
+                frames.append(slice_frame(where.columns, PAGE_COLUMNS,
+                                          [(step, p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today,
+                                            p.audience, moved_from.get(p.id)) for p in today]))
+                metadata[wanted[step]] = _metadata(today, changed, step, where.world_version)
         with warehouse.get_connection() as conn, transaction(conn):
-            replace_slices(conn, "pages", slices, pd.DataFrame(rows))
+            replace_slices(conn, "pages", slices, pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
         return dg.MaterializeResult()
@@ -49,12 +51,15 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     return [pages]
 
 
-def _metadata(rows: list[dict], changed: list[str], step: int) -> dict:
-    shown = [r for r in rows if r["changed"]][:8] if step else rows[:3]
+def _metadata(pages: list[StoredPage], changed: list[str], step: int, world_version: str) -> dict:
+    ids = set(changed)
+    shown = [p for p in pages if p.id in ids][:8] if step else pages[:3]
     return {
-        "dagster/row_count": len(rows),
+        "dagster/row_count": len(pages),
         "pages_changed": len(changed) if step else 0,
         "changed": ", ".join(changed) if step and changed else ("initial load" if not step else "no page changed"),
-        "world_version": rows[0]["world_version"] if rows else "",
-        "preview": dg.MetadataValue.md(markdown_table(shown, ["page_id", "title", "version", "body"])),
+        "world_version": world_version if pages else "",
+        "preview": dg.MetadataValue.md(markdown_table(
+            [{"page_id": p.id, "title": p.title, "version": p.version, "body": p.body} for p in shown],
+            ["page_id", "title", "version", "body"])),
     }
