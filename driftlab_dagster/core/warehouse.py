@@ -139,17 +139,23 @@ def connect(database: str, lock_timeout_seconds: float = 10.0, config: Mapping[s
 
 
 def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
-    existing = {t: [c for (c,) in conn.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' ORDER BY column_index",
-        [t]).fetchall()] for t in TABLES}
+    """Create what is missing and refuse tables another version of DriftLab wrote. Every asset step opens the
+    file, so this reads the catalogue once and writes only what is missing (and the views, whose text may
+    have changed with the code)."""
+    existing: dict[str, list[str]] = {}
+    for table, column in conn.execute("""SELECT table_name, column_name FROM duckdb_columns()
+                                         WHERE schema_name = 'main' AND table_name IN (SELECT unnest(?))
+                                         ORDER BY table_name, column_index""", [list(TABLES)]).fetchall():
+        existing.setdefault(table, []).append(column)
     for table, columns in TABLES.items():
-        if existing[table] and existing[table] != table_columns(table):
+        if table not in existing:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+        elif existing[table] != table_columns(table):
             raise WarehouseError(
                 f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
                 f"version of DriftLab (columns {existing[table]}); it holds derived data only: move the file "
                 "aside or delete it and run again"
             )
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
 

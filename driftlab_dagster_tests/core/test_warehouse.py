@@ -3,6 +3,7 @@ directory or a file another process holds."""
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 import textwrap
@@ -19,6 +20,7 @@ from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.readers import DeterministicReader
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
+    TABLES,
     MissingUpstream,
     Slice,
     WarehouseError,
@@ -174,6 +176,25 @@ def test_a_file_from_another_version_is_refused_in_one_line_and_kept(tmp_path: P
         ensure_schema(conn)
     assert "\n" not in str(info.value)
     assert conn.execute("SELECT * FROM answers").fetchall() == [("Fresh", "Rag")]
+
+
+def test_opening_the_file_again_creates_only_what_is_missing_and_keeps_every_row(tmp_path: Path):
+    path = str(tmp_path / "w.duckdb")
+    conn = connect(path)
+    ensure_schema(conn)
+    with transaction(conn):
+        replace_slice(conn, "entities", _key("Fresh"), _entities([("Fresh", "2026-09-01", 1, "Pro")]))
+    conn.execute("DROP VIEW pages_ahead_of_graph")
+    conn.execute("DROP TABLE answers")
+    conn.close()
+    conn = connect(path)
+    ensure_schema(conn)
+    ensure_schema(conn)
+    assert _dump(conn) == [("w1", "v1", "Fresh", dt.date(2026, 9, 1), 1, "Pro")]
+    assert conn.execute("SELECT count(*) FROM answers").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM pages_ahead_of_graph").fetchone() == (0,)
+    tables = {t for (t,) in conn.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+    assert tables == set(TABLES)
 
 
 def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(tmp_path: Path):
