@@ -19,7 +19,8 @@ in this order:
 - writes: putting partitions' rows into DuckDB (building the frames, DELETE + INSERT);
 - read-back: reading partitions back from DuckDB and rebuilding stores from them;
 - checks: the drift checks' SQL;
-- DuckDB open: opening the file (its views, the call cache);
+- DuckDB file: opening it (its schema, the call cache), committing (the write-ahead log) and closing it
+  (DuckDB's checkpoint);
 - study: the study's own logic (rendering pages, extraction, patches, retrieval, answering), what the core
   does too;
 - asset bodies: the assets' own lines around it (turning objects into rows, metadata);
@@ -58,7 +59,7 @@ BUCKETS: list[tuple[str, tuple[str, ...]]] = [
     ("read-back", ("stored_store (", "stored_governed_store (", "stored_pages (", "stored_page_history (",
                    ".from_rows (", ".from_snapshot (", "_resume_point (")),
     ("checks", ("core/drift.py", "_findings (")),
-    ("DuckDB open", ("WarehouseResource.get_connection (", "core/warehouse.py")),
+    ("DuckDB file", ("WarehouseResource.get_connection (", "core/warehouse.py")),
     ("study", ("driftlab_dagster/core/",)),
     ("asset bodies", ("driftlab_dagster/defs/",)),
 ]
