@@ -284,30 +284,16 @@ class GovernedStore:
         return {table: [dict(zip(self.ROW_COLUMNS[table], row)) for row in rows] for table, rows in self.rows().items()}
 
     @classmethod
-    def from_snapshot(cls, world: World, facts: Iterable[dict], names: Iterable[dict],
-                      extraction_log: Iterable[dict]) -> "GovernedStore":
-        """The store from `snapshot()`'s rows (dicts; a fact's optional columns may be missing)."""
-        fields = GovernedFact.__dataclass_fields__
-        return cls._assemble(world, (GovernedFact(**{k: row[k] for k in fields if k in row}) for row in facts),
-                             [EntityName(**{k: row[k] for k in EntityName.__dataclass_fields__}) for row in names],
-                             {x["page_id"]: (x["version"], x["extracted_at"]) for x in extraction_log})
-
-    @classmethod
     def from_rows(cls, world: World, facts: Iterable[tuple], names: Iterable[tuple],
                   extractions: dict[str, tuple[int, dt.datetime]]) -> "GovernedStore":
         """The store from rows as tuples in GovernedFact's and EntityName's field order (as a database hands
         them over, without a dict per row), and page id -> (version read, when)."""
-        return cls._assemble(world, (GovernedFact(*row) for row in facts), [EntityName(*row) for row in names],
-                             extractions)
-
-    @classmethod
-    def _assemble(cls, world: World, facts: Iterable[GovernedFact], names: list[EntityName],
-                  extractions: dict[str, tuple[int, dt.datetime]]) -> "GovernedStore":
         store = cls(world)
-        for f in facts:
+        for row in facts:
+            f = GovernedFact(*row)
             store.facts[f.id] = f
         store._reindex_facts()
-        store._set_names(names)
+        store._set_names([EntityName(*row) for row in names])
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
         store.extractions = extractions
         return store

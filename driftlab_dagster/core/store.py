@@ -1,7 +1,7 @@
 """The versioned store: pages with versions, entities with aliases, facts with provenance, extraction log.
 
 The study's hot loop (hundreds of maintenance steps and thousands of look-ups) runs against this in-memory
-store; `warehouse.py` persists snapshots of it into DuckDB, one slice per (scenario, day) partition, and
+store; `warehouse.py` persists its `rows()` into DuckDB, one slice per (scenario, day) partition, and
 `from_rows` loads them back. The semantics follow the seed post's SQLite store exactly, down to how a
 new row id is chosen (max + 1, so ids restart after the graph is cleared), because the majority-vote merge
 breaks ties on the newest fact id.
@@ -299,21 +299,6 @@ class Store:
         return {table: [dict(zip(self.ROW_COLUMNS[table], row)) for row in rows] for table, rows in self.rows().items()}
 
     @classmethod
-    def from_snapshot(cls, pages: Iterable[dict], entities: Iterable[dict], aliases: Iterable[dict],
-                      facts: Iterable[dict], extraction_log: Iterable[dict]) -> "Store":
-        """The store from `snapshot()`'s rows (dicts; optional columns may be missing)."""
-        return cls.from_rows(
-            ((p["id"], p["title"], p["body"], int(p["version"]), p["updated_at"], p.get("audience", "public"))
-             for p in pages),
-            ((int(e["entity_id"]), e["name"]) for e in entities),
-            ((a["alias"], int(a["entity_id"])) for a in aliases),
-            ((int(f["fact_id"]), int(f["entity_id"]), f["predicate"], f["object"], f["source_doc"],
-              int(f["source_version"]), f["extracted_at"], f["valid_from"], f.get("extractor", ""),
-              f.get("audience", "public")) for f in facts),
-            ((x["page_id"], int(x["version"]), x["extracted_at"], x.get("extractor", ""), x.get("issue", ""))
-             for x in extraction_log))
-
-    @classmethod
     def from_rows(cls, pages: Iterable[tuple], entities: Iterable[tuple], aliases: Iterable[tuple],
                   facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> "Store":
         """The store from rows as tuples, as a database hands them over without a dict per row: pages, facts
@@ -333,8 +318,3 @@ class Store:
         for x in extraction_log:
             store.extractions[x[0]] = ExtractionEntry(*x)
         return store
-
-
-def vars_of(page: StoredPage) -> dict:
-    return {"id": page.id, "title": page.title, "body": page.body, "version": page.version,
-            "updated_at": page.updated_at, "audience": page.audience}
