@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -43,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scale import run_process  # noqa: E402
+from scale import generate_world, run_process  # noqa: E402
 
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
@@ -116,11 +115,7 @@ def main() -> None:
     args.out = args.out.resolve()
     for copies in args.copies:
         folder = args.out / f"x{copies}"
-        folder.mkdir(parents=True, exist_ok=True)
-        world_file = folder / "world.yaml"
-        subprocess.run([sys.executable, "-m", "driftlab_dagster", "generate-world", str(args.source), "--copies",
-                        str(copies), "--seed", "7", "--out", str(world_file)], check=True, cwd=ROOT,
-                       stdout=subprocess.DEVNULL)
+        world_file = generate_world(args.source, copies, folder)
         env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
         env.update(DAGSTER_HOME=str(folder / "dagster_home"), DRIFTLAB_WORLD_CACHE=str(folder / "world_cache"))
         cli = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world_file)]

@@ -45,6 +45,15 @@ from driftlab_dagster.core.world import load_world  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 
+def generate_world(source: Path, copies: int, folder: Path) -> Path:
+    """`driftlab generate-world` (seed 7) into folder/world.yaml, as a user would run it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    world_file = folder / "world.yaml"
+    subprocess.run([sys.executable, "-m", "driftlab_dagster", "generate-world", str(source), "--copies", str(copies),
+                    "--seed", "7", "--out", str(world_file)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return world_file
+
+
 def run_process(argv: list[str], env: dict[str, str] | None = None, log: Path | None = None) -> dict:
     """Run a whole process; its wall seconds, CPU seconds (with children) and peak RSS in MiB."""
     started = time.perf_counter()
@@ -204,11 +213,7 @@ def main() -> None:
     rows = []
     for copies in args.copies:
         folder = args.out / f"x{copies}"
-        folder.mkdir(parents=True, exist_ok=True)
-        world_file = folder / "world.yaml"
-        subprocess.run([sys.executable, "-m", "driftlab_dagster", "generate-world", str(args.source), "--copies",
-                        str(copies), "--seed", "7", "--out", str(world_file)], check=True, cwd=ROOT,
-                       stdout=subprocess.DEVNULL)
+        world_file = generate_world(args.source, copies, folder)
         world = load_world(world_file)
         print(f"\n== {world.page_count:,} pages ({world.id}) ==", flush=True)
         row: dict = {"pages": world.page_count, "copies": copies}
