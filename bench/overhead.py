@@ -55,7 +55,7 @@ BUCKETS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("core/reports.py", "defs/reports/")),
     ("writes", ("replace_slices (", "slice_frame (", "_SliceBatch.", "save_call_cache (", "Store.rows (",
                 "Store.snapshot (")),
-    ("read-back", ("stored_store (", "stored_governed_store (", "stored_pages (", "stored_page_history (",
+    ("read-back", ("stored_store (", "stored_governed_store (", "stored_page_history (",
                    ".from_rows (", "_resume_point (")),
     ("checks", ("core/drift.py", "_findings (")),
     ("DuckDB file", ("WarehouseResource.get_connection (", "core/warehouse.py")),

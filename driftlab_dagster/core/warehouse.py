@@ -317,11 +317,6 @@ def _slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, col
                           f"({other[0]}, now {where.world_version}): materialise that `{asset}` partition again")
 
 
-def stored_pages(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[StoredPage]:
-    """The pages of one partition, by page id."""
-    return [StoredPage(*row) for row in _slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages")]
-
-
 def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
     """One partition's pages, graph and extraction log, as the study's store."""
     pages = _slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages")

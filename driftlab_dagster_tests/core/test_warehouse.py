@@ -30,7 +30,6 @@ from driftlab_dagster.core.warehouse import (
     replace_slice,
     replace_slices,
     stored_governed_store,
-    stored_pages,
     stored_store,
     transaction,
 )
@@ -98,11 +97,13 @@ def test_rows_of_another_version_of_the_world_file_are_refused_by_name(tmp_path:
             "changed": True, "audience": "public", "renamed_from": None}
     with transaction(conn):
         replace_slice(conn, "pages", _key("Fresh"), pd.DataFrame([page]))
-    assert [p.id for p in stored_pages(conn, Slice("w1", "old", "Fresh", "2026-09-01"))] == ["d01"]
-    with pytest.raises(MissingUpstream, match="another version of the world file"):
-        stored_pages(conn, Slice("w1", "new", "Fresh", "2026-09-01"))
+    with pytest.raises(MissingUpstream, match="no graph for Fresh"):  # the pages are found: the graph is next
+        stored_store(conn, Slice("w1", "old", "Fresh", "2026-09-01"))
+    with pytest.raises(MissingUpstream, match="pages for Fresh on 2026-09-01 were computed from another version "
+                                              "of the world file"):
+        stored_store(conn, Slice("w1", "new", "Fresh", "2026-09-01"))
     with pytest.raises(MissingUpstream, match="no pages for StaleGraph"):
-        stored_pages(conn, Slice("w1", "old", "StaleGraph", "2026-09-01"))
+        stored_store(conn, Slice("w1", "old", "StaleGraph", "2026-09-01"))
 
 
 def test_a_failed_write_rolls_back_and_keeps_the_partitions_previous_rows(tmp_path: Path):
