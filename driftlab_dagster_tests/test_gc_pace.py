@@ -30,6 +30,21 @@ def test_importing_the_package_leaves_a_host_process_alone():
     assert _thresholds_after("import driftlab_dagster.defs, driftlab_dagster.headless") == untouched
 
 
+def _frozen_at_exit(code: str) -> bool:
+    """Whether the heap is frozen when the process's last exit handler runs (handlers run last-registered
+    first, so one registered before `code` sees what every later one did)."""
+    probe = "import atexit, gc\natexit.register(lambda: print(gc.get_freeze_count() > 0))\n"
+    out = subprocess.run([sys.executable, "-c", probe + code], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    return out.split()[-1] == "True"
+
+
+def test_a_paced_process_skips_the_sweeps_at_exit():
+    assert _frozen_at_exit("from driftlab_dagster.gc_pace import pace_for_batch\npace_for_batch()\npace_for_batch()")
+    assert _frozen_at_exit("import driftlab_dagster.definitions")
+    assert not _frozen_at_exit("import driftlab_dagster.defs, driftlab_dagster.headless")
+
+
 def test_the_command_paces_its_process():
     before = gc.get_threshold()
     try:
