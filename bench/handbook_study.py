@@ -54,13 +54,15 @@ def accuracy_table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def cost_table(costs: list[dict]) -> list[str]:
+def cost_table(costs: list[dict], timings: list[dict]) -> list[str]:
+    ms = {(t["approach"], t["event"]): int(t["ms"]) for t in timings}  # timings.csv: this run's stopwatch
     lines = ["| Checkpoint | Approach | Pages read | Input tokens | Output tokens | Tokens paid | Seconds |",
              "|---|---|---|---|---|---|---|"]
     for c in sorted(costs, key=lambda c: (int(c["event"]), c["approach"])):
         paid = int(c.get("spent_input_tokens") or 0) + int(c.get("spent_output_tokens") or 0)
+        seconds = ms.get((c["approach"], c["event"]))
         lines.append(f"| {c['event']} | {c['approach']} | {c['docs']} | {c['input_tokens']} | {c['output_tokens']} | "
-                     f"{paid} | {int(c['ms']) / 1000:.1f} |")
+                     f"{paid} | {'-' if seconds is None else f'{seconds / 1000:.1f}'} |")
     return lines
 
 
@@ -99,10 +101,11 @@ def main() -> None:
     folder = args.out / "thistlecombe_handbook"
     rows = list(csv.DictReader(open(folder / "results.csv", encoding="utf-8")))
     costs = list(csv.DictReader(open(folder / "costs.csv", encoding="utf-8")))
+    timings = list(csv.DictReader(open(folder / "timings.csv", encoding="utf-8")))
     print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}\n")
     print("\n".join(accuracy_table(rows)))
     print()
-    print("\n".join(cost_table(costs)))
+    print("\n".join(cost_table(costs, timings)))
 
 
 if __name__ == "__main__":

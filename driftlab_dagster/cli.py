@@ -26,7 +26,7 @@ from driftlab_dagster.core.world import World, WorldFileError, load_world
 from driftlab_dagster.gc_pace import pace_for_batch
 
 
-def _print_tables(results: list[dict], costs: list[dict], scenarios: list[str]) -> None:
+def _print_tables(results: list[dict], costs: list[dict], timings: list[dict], scenarios: list[str]) -> None:
     for row in sorted(costs, key=lambda c: (c["event"], c["approach"])):
         if row["approach"] in ("patch changed pages", "full re-extract"):
             label = "patch" if row["approach"].startswith("patch") else "full"
@@ -40,7 +40,7 @@ def _print_tables(results: list[dict], costs: list[dict], scenarios: list[str]) 
     print(reports.hedge_quality(results, scenarios, ["HybridVersioned", "Governed"]))
     if costs:
         print()
-        print(reports.cost_table(costs))
+        print(reports.cost_table(costs, timings))
 
 
 def _read_csv_rows(path: Path) -> list[dict]:
@@ -58,7 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     study = config.study
     started = time.perf_counter()
-    worlds: list[tuple[World, list[dict], list[dict], dict[str, int]]] = []
+    worlds: list[tuple[World, list[dict], list[dict], list[dict], dict[str, int]]] = []
     if args.engine == "core":
         if study.uses_model or args.scenario or args.until:
             raise SystemExit("driftlab: error: --engine core runs the deterministic study only, and whole")
@@ -71,7 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run_study(world)
             reports.write_text(config.output_dir / world.id / "results.csv", reports.results_csv(result.results))
             reports.write_text(config.output_dir / world.id / "costs.csv", reports.costs_csv(result.costs))
-            worlds.append((world, result.results, result.costs, {}))
+            reports.write_text(config.output_dir / world.id / "timings.csv", reports.timings_csv(result.timings))
+            worlds.append((world, result.results, result.costs, result.timings, {}))
     else:
         from driftlab_dagster.core.progress import Progress
         from driftlab_dagster.headless import run_study_in_dagster
@@ -80,9 +81,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         for run in run_study_in_dagster(config, scenarios=args.scenario, until=args.until, progress=progress,
                                         echo=print):
             costs = _read_csv_rows(run.costs_csv) if run.costs_csv else []
-            worlds.append((run.world, _read_csv_rows(run.results_csv), costs, run.spend))
+            timings = _read_csv_rows(run.costs_csv.with_name("timings.csv")) if run.costs_csv else []
+            worlds.append((run.world, _read_csv_rows(run.results_csv), costs, timings, run.spend))
     elapsed = time.perf_counter() - started
-    for world, results, costs, spend in worlds:
+    for world, results, costs, timings, spend in worlds:
         print()
         model = f"api={study.api} model={study.model} url={redact_url(study.url)} " if study.uses_model else ""
         print(f"world={world.id} ({world.source}, version {world.version}) reader={study.reader} "
@@ -94,11 +96,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if study.uses_model:
             from driftlab_dagster.core.study import run_study
 
-            _print_model_tables(results, run_study(world).results, costs, world.scenario_names)
+            _print_model_tables(results, run_study(world).results, costs, timings, world.scenario_names)
         else:
-            _print_tables(results, costs, world.scenario_names)
-        files = [config.output_dir / world.id / "results.csv"] + ([config.output_dir / world.id / "costs.csv"]
-                                                                   if costs else [])
+            _print_tables(results, costs, timings, world.scenario_names)
+        folder = config.output_dir / world.id
+        files = [folder / "results.csv"] + ([folder / "costs.csv", folder / "timings.csv"] if costs else [])
         print(f"\nWrote {', '.join(map(str, files))}" + (f" and {config.database}" if args.engine == "dagster" else ""))
     print(f"Done in {elapsed:.1f}s")
     return _failed_calls_verdict(config, [spend for *_, spend in worlds])
@@ -120,7 +122,8 @@ def _failed_calls_verdict(config: DriftlabConfig, spends: list[dict[str, int]]) 
     return 0
 
 
-def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[dict], scenarios: list[str]) -> None:
+def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[dict], timings: list[dict],
+                        scenarios: list[str]) -> None:
     print()
     print(reports.two_column_table(reports.summarise(ceiling, scenarios), reports.summarise(results, scenarios)))
     print()
@@ -135,7 +138,7 @@ def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[di
               f"(expected {r['expected']!r}){' hedged' if r['hedged'] else ''}")
     if costs:
         print()
-        print(reports.cost_table(costs))
+        print(reports.cost_table(costs, timings))
 
 
 def cmd_check_world(args: argparse.Namespace) -> int:

@@ -11,8 +11,11 @@ from typing import Iterable
 from .designs import ALL_DESIGNS as DESIGNS
 from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
 
-COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]
+COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes"]
 COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy", "spent_input_tokens", "spent_output_tokens"]
+# The post's cost table ends in milliseconds. They are measured, so they differ between any two runs: they are
+# kept apart from the costs (timings.csv, the `pass_timings` table), which stay the same byte for byte.
+TIMING_COLUMNS = ["approach", "event", "ms"]
 
 
 def pct(part: int, whole: int) -> str:
@@ -72,26 +75,35 @@ def sort_costs(costs: Iterable[dict]) -> list[dict]:
     return sorted(costs, key=lambda c: (c["approach"], c["event"]))
 
 
-def cost_table(costs: list[dict]) -> str:
+def _ms_of(timings: Iterable[dict] | None) -> dict[tuple[str, int], str]:
+    return {(t["approach"], int(t["event"])): str(t["ms"]) for t in timings or []}
+
+
+def cost_table(costs: list[dict], timings: Iterable[dict] | None = None) -> str:
+    """The post's cost table; its ms column from `timings` ("-" where this run timed nothing)."""
+    ms = _ms_of(timings)
     lines = ["Approach                        Event  Pages read  Input tokens  Output tokens  Graph writes  ms",
              "-" * 96]
     for c in sort_costs(costs):
         star = "*" if c["estimated"] else ""
         lines.append(f"{c['approach']:<31} {c['event']:<6} {c['docs']:<11} {str(c['input_tokens']) + star:<13} "
-                     f"{str(c['output_tokens']) + star:<14} {c['graph_writes']:<13} {c['ms']}")
+                     f"{str(c['output_tokens']) + star:<14} {c['graph_writes']:<13} "
+                     f"{ms.get((c['approach'], int(c['event'])), '-')}")
     if any(c["estimated"] for c in costs):
         lines.append("* estimated at 4 characters per token, no model was called")
     return "\n".join(lines)
 
 
-def cost_markdown(costs: Iterable[dict]) -> str:
+def cost_markdown(costs: Iterable[dict], timings: Iterable[dict] | None = None) -> str:
+    ms = _ms_of(timings)
     lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms | Graph-only accuracy |",
              "|---|---|---|---|---|---|---|---|"]
     for c in sort_costs(costs):
         star = "*" if c["estimated"] else ""
         acc = "" if c.get("graph_only_accuracy") is None else f"{100 * c['graph_only_accuracy']:.0f}%"
         lines.append(f"| {c['approach']} | {c['event']} | {c['docs']} | {c['input_tokens']}{star} | "
-                     f"{c['output_tokens']}{star} | {c['graph_writes']} | {c['ms']} | {acc} |")
+                     f"{c['output_tokens']}{star} | {c['graph_writes']} | "
+                     f"{ms.get((c['approach'], int(c['event'])), '-')} | {acc} |")
     return "\n".join(lines)
 
 
@@ -118,6 +130,16 @@ def costs_csv(costs: Iterable[dict]) -> str:
     writer.writerow(COST_COLUMNS + COST_EXTRA_COLUMNS)
     for c in sort_costs(costs):
         writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else "" for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
+    return out.getvalue()
+
+
+def timings_csv(timings: Iterable[dict]) -> str:
+    """timings.csv: one row per (approach, event), this run's milliseconds for the pass."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(TIMING_COLUMNS)
+    for t in sort_costs(timings):
+        writer.writerow([t[col] for col in TIMING_COLUMNS])
     return out.getvalue()
 
 

@@ -207,6 +207,7 @@ def stale_graph_scenario(world: World) -> str:
 class StudyResult:
     results: list[dict]
     costs: list[dict]
+    timings: list[dict]  # this run's milliseconds per (approach, event): measured, so apart from the costs
 
 
 def run_study(world: World, extractor: Extractor | None = None, reader: Reader | None = None) -> StudyResult:
@@ -214,7 +215,6 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
     extractor = extractor or RegexExtractor(world.ontology)
     reader = reader or DeterministicReader(world.ontology)
     results: list[dict] = []
-    costs: list[dict] = []
     last = len(world.checkpoints) - 1
     stale_end: Store | None = None
     for scenario in world.scenario_names:
@@ -226,9 +226,9 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
                                     extractor=extractor))
         if scenario == stale_graph_scenario(world):
             stale_end = store
-    for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values():
-        costs.extend(row.as_row() for row in rows)
+    passes = [row for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values()
+              for row in rows]
     assert stale_end is not None
-    costs.extend(o.row.as_row() for o in repair(stale_end, world, stale_graph_scenario(world), extractor, reader).values())
-    return StudyResult(results, costs)
+    passes += [o.row for o in repair(stale_end, world, stale_graph_scenario(world), extractor, reader).values()]
+    return StudyResult(results, [p.as_row() for p in passes], [p.sample.timing() for p in passes])
 

@@ -30,8 +30,7 @@ from .world import World
 _COST_COLUMNS = """
     approach VARCHAR NOT NULL, event INTEGER NOT NULL, docs INTEGER NOT NULL,
     input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, graph_writes INTEGER NOT NULL,
-    ms INTEGER NOT NULL, estimated BOOLEAN NOT NULL, spent_input_tokens INTEGER NOT NULL,
-    spent_output_tokens INTEGER NOT NULL"""
+    estimated BOOLEAN NOT NULL, spent_input_tokens INTEGER NOT NULL, spent_output_tokens INTEGER NOT NULL"""
 
 # The columns that scope a row to a world and to the version of its world file.
 _WORLD = "world VARCHAR NOT NULL, world_version VARCHAR NOT NULL"
@@ -67,6 +66,10 @@ TABLES: dict[str, str] = {
         hedge_phrase BOOLEAN NOT NULL""",
     "maintenance_costs": f"{_WORLD}, day DATE NOT NULL, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
     "repair_costs": f"{_WORLD}, {_COST_COLUMNS}, graph_only_accuracy DOUBLE",
+    # How long each timed pass of the cost tables above took, one row per pass per run: a measurement, so it
+    # is kept apart from the costs (which are the same for the same inputs) and appended, never replaced.
+    "pass_timings": f"""{_WORLD}, cost_table VARCHAR NOT NULL, scenario VARCHAR, day DATE, approach VARCHAR NOT NULL,
+        event INTEGER NOT NULL, ms INTEGER NOT NULL, run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL""",
     # The graph the repair left behind (by the approach the repair asset was configured with).
     "repaired_extraction_log": f"""{_WORLD}, approach VARCHAR NOT NULL, page_id VARCHAR NOT NULL,
         version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
@@ -150,6 +153,9 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     for table, columns in TABLES.items():
         if table not in existing:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+        elif _carries_stopwatch(table, existing[table]):
+            # Files written before the milliseconds moved to pass_timings: their cost rows are kept as they are.
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN ms")
         elif existing[table] != table_columns(table):
             raise WarehouseError(
                 f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
@@ -158,6 +164,15 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
             )
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _carries_stopwatch(table: str, columns: list[str]) -> bool:
+    """A cost table as DriftLab wrote it before its `ms` column became `pass_timings` rows."""
+    current = table_columns(table)
+    if "graph_writes" not in current or "ms" not in columns:
+        return False
+    at = current.index("graph_writes") + 1
+    return columns == current[:at] + ["ms"] + current[at:]
 
 
 def table_columns(table: str) -> list[str]:
@@ -359,6 +374,29 @@ def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_versi
         raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
                               "of the world file: materialise those `pages` partitions first")
     return history
+
+
+def record_timings(conn: duckdb.DuckDBPyConnection, world: World, cost_table: str, run_id: str,
+                   timings: Sequence[tuple[str | None, str | None, dict]]) -> None:
+    """Append this run's (scenario, day, `CostSample.timing()`) rows for `cost_table`. Call inside the
+    `transaction` that writes the costs they time."""
+    if not timings:
+        return
+    conn.executemany(
+        """INSERT INTO pass_timings (world, world_version, cost_table, scenario, day, approach, event, ms, run_id,
+                                     recorded_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)""",
+        [(world.id, world.version, cost_table, scenario, day, t["approach"], t["event"], t["ms"], run_id)
+         for scenario, day, t in timings])
+
+
+def latest_timings(conn: duckdb.DuckDBPyConnection, world: World, cost_tables: Sequence[str]) -> list[dict]:
+    """The most recent run's milliseconds for each (approach, event) of `cost_tables`, this world version."""
+    return records(conn, """SELECT approach, event, ms FROM pass_timings
+                            WHERE world = ? AND world_version = ? AND cost_table IN (SELECT unnest(?))
+                            QUALIFY row_number() OVER (PARTITION BY cost_table, approach, event
+                                                       ORDER BY recorded_at DESC) = 1""",
+                   [world.id, world.version, list(cost_tables)])
 
 
 def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequence[tuple[str, str]],

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from driftlab_dagster.core.evaluation import RESULT_COLUMNS
-from driftlab_dagster.core.reports import results_csv
+from driftlab_dagster.core.reports import costs_csv, results_csv, sort_costs
 from driftlab_dagster.core.study import page_history, run_study
 from driftlab_dagster.core.warehouse import MissingUpstream
 from driftlab_dagster.defs import build_definitions, study_contexts
@@ -75,7 +75,24 @@ def test_results_csv_has_the_posts_columns_in_the_posts_order(dagster_study):
     header = (dagster_study.out / "results.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header.split(",")[:10] == RESULT_COLUMNS
     costs_header = (dagster_study.out / "costs.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert costs_header[:7] == ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes", "ms"]
+    assert costs_header[:6] == ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes"]
+    assert "ms" not in costs_header  # measured, so it lives in timings.csv
+
+
+def test_the_costs_equal_the_in_memory_oracle_byte_for_byte_and_the_timings_sit_beside_them(dagster_study, world):
+    core = run_study(world)
+    assert (dagster_study.out / "costs.csv").read_text(encoding="utf-8") == costs_csv(core.costs)
+    timings = _csv(dagster_study.out / "timings.csv")
+    assert [(t["approach"], int(t["event"])) for t in timings] == \
+           [(c["approach"], c["event"]) for c in sort_costs(core.costs)]
+    assert all(int(t["ms"]) >= 0 for t in timings)
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        # One timing per pass per run: the graph partitions' maintenance, the comparison and the repair.
+        logged = dict(conn.execute("""SELECT cost_table, count(*) FROM pass_timings
+                                      WHERE run_id IN (SELECT unnest(?)) GROUP BY ALL""",
+                                   [dagster_study.run_ids]).fetchall())
+        maintained = conn.execute("SELECT count(*) FROM graph_maintenance").fetchone()[0]
+    assert logged == {"graph_maintenance": maintained, "maintenance_costs": len(core.costs) - 2, "repair_costs": 2}
 
 
 def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_study):
@@ -159,11 +176,9 @@ def test_every_partition_has_its_three_checks_evaluated_from_its_own_rows(dagste
 
 def _table_dump(database) -> dict[str, list[tuple]]:
     with duckdb.connect(str(database), read_only=True) as conn:
-        tables = ["pages", "entities", "aliases", "facts", "extraction_log", "governed_facts", "answers"]
-        dump = {t: conn.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
-        dump["graph_maintenance"] = conn.execute(
-            "SELECT * EXCLUDE (ms) FROM graph_maintenance ORDER BY ALL").fetchall()
-    return dump
+        tables = ["pages", "entities", "aliases", "facts", "extraction_log", "graph_maintenance", "governed_facts",
+                  "answers"]
+        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
 
 
 def test_a_one_partition_run_gives_the_same_rows_and_numbers_as_the_ranged_run(dagster_study):

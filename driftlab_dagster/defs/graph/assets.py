@@ -17,6 +17,7 @@ from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
     MissingUpstream,
     Slice,
+    record_timings,
     replace_slices,
     slice_frame,
     stored_governed_store,
@@ -83,6 +84,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session, transaction(conn):
                 batch = _SliceBatch(conn)
+                timings: list[tuple[str, str, dict]] = []
                 progress.stage(f"{world.id} graph", len(context.partition_keys))
                 for scenario, days in parts.by_scenario(context.partition_keys).items():
                     wanted = {world.checkpoint(day).step: key for day, key in days}
@@ -108,6 +110,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                         if cost is not None:
                             cost_row = cost.as_row()
                             tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
+                            timings.append((scenario, where.day, cost.timing()))
                         batch.add(where, tables)
                         governed_facts = governed_rows["governed_facts"]
                         metadata[wanted[step]] = {
@@ -125,6 +128,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                                          f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
                         progress.advance()
                 batch.flush()
+                record_timings(conn, world, "graph_maintenance", context.run_id, timings)
             # The checks read what was just written, as anyone querying the file would see it.
             findings = {key: _findings(conn, m["where"], world.name_key) for key, m in metadata.items()}
 

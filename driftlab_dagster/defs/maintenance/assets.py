@@ -11,6 +11,7 @@ from driftlab_dagster.core.reports import cost_markdown, markdown_table
 from driftlab_dagster.core.study import maintenance_comparisons, repair
 from driftlab_dagster.core.warehouse import (
     Slice,
+    record_timings,
     replace_slice,
     replace_slices,
     stored_store,
@@ -39,8 +40,9 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                           progress: dg.ResourceParam[Progress]) -> dg.MaterializeResult:
         """One row per way of absorbing that day's event: patch the changed pages and full re-extraction (both
         on pages that follow every event), patch from the system of record (on pages that never change).
-        Each row counts pages read, tokens, graph writes and milliseconds, and the graph-only accuracy of
-        the graph it left. A run over several event days replays the world once."""
+        Each row counts pages read, tokens and graph writes, and the graph-only accuracy of the graph it
+        left; how long each pass took goes to `pass_timings`. A run over several event days replays the
+        world once."""
         days = {world.checkpoint(str(key)).step: str(key) for key in context.partition_keys}
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session:
@@ -50,16 +52,19 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 spend = spend_metadata(session)
             rows = {day: [{"world": world.id, "world_version": world.version, "day": day, **r.as_row()}
                           for r in comparisons[step]] for step, day in days.items()}
+            timings = {day: [r.sample.timing() for r in comparisons[step]] for step, day in days.items()}
             with transaction(conn):
                 replace_slices(conn, "maintenance_costs", [{"world": world.id, "day": d} for d in rows],
                                pd.DataFrame([r for day_rows in rows.values() for r in day_rows]))
+                record_timings(conn, world, "maintenance_costs", context.run_id,
+                               [(None, day, t) for day, day_timings in timings.items() for t in day_timings])
         for day, day_rows in rows.items():
             by = {r["approach"]: r for r in day_rows}
             context.add_asset_metadata(partition_key=day, metadata={
                 "dagster/row_count": len(day_rows),
                 "pages_read_by_patch": by[PATCH_PAGES]["docs"],
                 "pages_read_by_full": by[FULL]["docs"],
-                "costs": dg.MetadataValue.md(cost_markdown(day_rows)),
+                "costs": dg.MetadataValue.md(cost_markdown(day_rows, timings[day])),
             })
         # Model spend belongs to the whole run (the comparison replays its event days together): `run_` says so.
         return dg.MaterializeResult(metadata={f"run_{k}": v for k, v in spend.items()})
@@ -102,6 +107,8 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
             with transaction(conn):
                 replace_slice(conn, "repair_costs", {"world": world.id},
                               pd.DataFrame([{**scope, **o.row.as_row()} for o in outcomes.values()]))
+                record_timings(conn, world, "repair_costs", context.run_id,
+                               [(scenario, day, o.row.sample.timing()) for o in outcomes.values()])
                 replace_slice(conn, "repaired_extraction_log", {"world": world.id},
                               pd.DataFrame([{**scope, "approach": config.approach, **r}
                                             for r in snapshot["extraction_log"]]))
@@ -119,7 +126,7 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
             "pages_read_by_full": outcomes["full"].row.sample.docs,
             "facts_after_repair": len(snapshot["facts"]),
             **spend,
-            "costs": dg.MetadataValue.md(cost_markdown(costs)),
+            "costs": dg.MetadataValue.md(cost_markdown(costs, [o.row.sample.timing() for o in outcomes.values()])),
         })
         yield dg.AssetCheckResult(
             check_name="pages_changed_since_read", passed=not ahead, severity=dg.AssetCheckSeverity.WARN,

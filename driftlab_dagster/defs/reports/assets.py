@@ -5,7 +5,7 @@ import duckdb
 
 from driftlab_dagster.core import reports
 from driftlab_dagster.core.designs import ALL_DESIGNS as DESIGNS
-from driftlab_dagster.core.warehouse import records
+from driftlab_dagster.core.warehouse import latest_timings, records
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ReportsResource, WarehouseResource
@@ -69,20 +69,24 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     def cost_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                     report_files: ReportsResource) -> dg.MaterializeResult:
         """The post's cost table: one row per (approach, event), from the per-event maintenance comparison and
-        the repair, for the current version of the world file. Writes <world id>/costs.csv and costs.png
-        (pages read and input tokens per event, one line per approach)."""
+        the repair, for the current version of the world file. Writes <world id>/costs.csv (the same for the
+        same inputs), timings.csv (the milliseconds of the latest run of each pass: measured, so they differ
+        between runs) and costs.png (pages read and input tokens per event, one line per approach)."""
         with warehouse.get_connection() as conn:
             costs = ordered_costs(conn, world)
+            timings = latest_timings(conn, world, ["maintenance_costs", "repair_costs"])
         path = reports.write_text(report_files.path(world.id, "costs.csv"), reports.costs_csv(costs))
+        timings_path = reports.write_text(report_files.path(world.id, "timings.csv"), reports.timings_csv(timings))
         plot = reports.cost_plot(costs)
         report_files.path(world.id, "costs.png").write_bytes(plot)
         return dg.MaterializeResult(metadata={
             "dagster/row_count": len(costs),
             "world_version": world.version,
-            "costs": dg.MetadataValue.md(reports.cost_markdown(costs)),
+            "costs": dg.MetadataValue.md(reports.cost_markdown(costs, timings)),
             "plot": dg.MetadataValue.md(f"![pages read and tokens per event, by approach](data:image/png;base64,"
                                         f"{base64.b64encode(plot).decode()})"),
             "costs_csv": dg.MetadataValue.path(str(path)),
+            "timings_csv": dg.MetadataValue.path(str(timings_path)),
         })
 
     return [accuracy_report, cost_report]
