@@ -198,6 +198,20 @@ def test_a_one_partition_run_gives_the_same_rows_and_numbers_as_the_ranged_run(d
     assert {k: v.value for k, v in single.items()} == {k: v.value for k, v in ranged.items()}
 
 
+def test_re_materialising_an_event_day_rewrites_the_same_cost_rows_and_logs_a_new_timing(dagster_study, world):
+    day = world.checkpoints[2].key
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        before = conn.execute("SELECT * FROM maintenance_costs ORDER BY ALL").fetchall()
+    job = build_definitions(dagster_study.config).resolve_job_def(f"{WORLD}__maintenance")
+    result = execute_job(job, dg.DagsterInstance.ephemeral(), partition_key=day,
+                         asset_selection=[_key("maintenance_costs")])
+    with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
+        assert conn.execute("SELECT * FROM maintenance_costs ORDER BY ALL").fetchall() == before
+        logged = conn.execute("SELECT cost_table, day::VARCHAR, count(*) FROM pass_timings WHERE run_id = ? GROUP BY ALL",
+                              [result.run_id]).fetchall()
+    assert logged == [("maintenance_costs", day, 3)]  # patch pages, patch from record, full re-extract
+
+
 def test_a_partition_whose_inputs_are_missing_fails_clearly_and_writes_nothing(tmp_path):
     config = config_for(tmp_path)
     definitions = build_definitions(config)
