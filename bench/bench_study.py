@@ -23,7 +23,7 @@ import dagster as dg
 
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.study import run_study
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
 

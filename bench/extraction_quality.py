@@ -29,7 +29,8 @@ from driftlab_dagster.core.models import CachedClient, OpenAICompatibleClient
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
-from driftlab_dagster.core.world import World, load_world
+from driftlab_dagster.core.world import World
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR
 
 LEVERS = {

@@ -13,14 +13,14 @@ import duckdb
 
 from driftlab_dagster.core import reports
 from driftlab_dagster.core.warehouse import records
-from driftlab_dagster.core.world import World
+from driftlab_dagster.core.world.templated import TemplatedWorld
 
 
 def main(database: str, world_id: str = "tessaly_freight") -> None:
     with duckdb.connect(database, read_only=True) as conn:
         version, spec = conn.execute("SELECT world_version, spec_json FROM worlds WHERE world = ? ORDER BY world_version",
                                      [world_id]).fetchall()[-1]
-        world = World.from_json(spec)
+        world = TemplatedWorld.from_json(spec)
         scope = "WHERE world = ? AND world_version = ?"
         params = [world_id, version]
         plain = records(conn, f"SELECT scenario, day::VARCHAR AS day, entity_id, name FROM entities {scope}", params)

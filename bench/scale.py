@@ -41,7 +41,7 @@ from driftlab_dagster.core.extraction import RegexExtractor, patch_changed_pages
 from driftlab_dagster.core.reports import cost_curve_plot  # noqa: E402
 from driftlab_dagster.core.retrieval import Bm25Retriever, tokenize  # noqa: E402
 from driftlab_dagster.core.store import Store  # noqa: E402
-from driftlab_dagster.core.world import load_world  # noqa: E402
+from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 

@@ -22,7 +22,8 @@ from driftlab_dagster.core import reports
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.models import ModelServerDown
 from driftlab_dagster.core.warehouse import WarehouseError
-from driftlab_dagster.core.world import World, WorldFileError, load_world
+from driftlab_dagster.core.world import World, WorldFileError
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.gc_pace import pace_for_batch
 
 
@@ -154,7 +155,7 @@ def cmd_check_world(args: argparse.Namespace) -> int:
 
 def cmd_generate_world(args: argparse.Namespace) -> int:
     from driftlab_dagster.core.generate import dump_world, scale_world
-    from driftlab_dagster.core.world import parse_world
+    from driftlab_dagster.core.world.loader import parse_world
 
     world = load_world(args.path)
     text = dump_world(scale_world(world, args.copies, args.seed))

@@ -11,7 +11,8 @@ import dagster as dg
 import pytest
 
 from driftlab_dagster.config import DriftlabConfig, StudySettings
-from driftlab_dagster.core.world import World, load_world
+from driftlab_dagster.core.world import World
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR, DEFAULT_WORLD
 
 SECOND_WORLD = DATA_DIR / "worlds" / "quillfeather_health.yaml"

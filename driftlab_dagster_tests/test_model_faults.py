@@ -14,7 +14,7 @@ import pytest
 
 from driftlab_dagster.core.replies import (UnreadableReply, validate_answer_reply, validate_facts_reply,
                                            validate_plain_answer, validate_relation_reply)
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.support.fake_server import FakeModelServer
 

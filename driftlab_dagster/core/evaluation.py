@@ -54,7 +54,7 @@ def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reade
             continue
         agent = Agent(store, retriever, reader, design, world.ontology,
                       resolver if design is Design.GOVERNED else None,
-                      naming=(tuple(world.spec.naming.drop_prefixes), tuple(world.spec.naming.drop_suffixes)),
+                      naming=(tuple(world.naming.drop_prefixes), tuple(world.naming.drop_suffixes)),
                       read_page=read)
         for q in world.questions_at(step):
             answer = agent.ask(q.text, q.entity, q.hops, q.caller)

@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from .world import MAX_PAGES, ConditionalPart, FactPart, World, WorldSpec
+from .world.templated import TemplatedWorld
+from .world.templated_spec import MAX_PAGES, ConditionalPart, FactPart, WorldSpec
 
 _LETTERS = string.ascii_lowercase
 
@@ -46,7 +47,7 @@ def _suffixes(copies: int, seed: int, taken: set[str]) -> list[str]:
     return chosen
 
 
-def _initial_parts(world: World, parts: list[Any]) -> list[Any]:
+def _initial_parts(world: TemplatedWorld, parts: list[Any]) -> list[Any]:
     """A page body as it reads before any event: conditions resolved against the initial state,
     placeholders filled; facts stay facts (subject, object filled)."""
     state = world.spec.state
@@ -66,7 +67,7 @@ def _initial_parts(world: World, parts: list[Any]) -> list[Any]:
     return out
 
 
-def _names(world: World, pages: list[list[Any]]) -> list[tuple[str, str]]:
+def _names(world: TemplatedWorld, pages: list[list[Any]]) -> list[tuple[str, str]]:
     """(name, shape pattern) for every entity the pages state facts about (the subjects), once each, with
     the shape of the slot it takes. Values that are never a subject (numbers, people, descriptions) are not
     names of the company's things and stay as they are."""
@@ -95,10 +96,10 @@ def _renamer(names: list[tuple[str, str]], suffix: str):  # type: ignore[no-unty
     return mapping, lambda text: pattern.sub(lambda m: mapping[m.group(1)], text)
 
 
-def scale_world(world: World, copies: int, seed: int = 0) -> dict[str, Any]:
+def scale_world(world: TemplatedWorld, copies: int, seed: int = 0) -> dict[str, Any]:
     """The source world plus `copies - 1` renamed, unchanging sister copies of its pages, as the data of a
     world file (a dict that `parse_world` accepts). Deterministic for (world, copies, seed)."""
-    if not isinstance(world.spec, WorldSpec) or type(world) is not World:
+    if not isinstance(world.spec, WorldSpec) or type(world) is not TemplatedWorld:
         raise CannotScale(f"{world.source}: only a templated world can be scaled; a corpus world's pages come from "
                           "its revision history (scale the history itself, or generate from a templated world)")
     if copies < 1:
@@ -136,7 +137,7 @@ def scale_world(world: World, copies: int, seed: int = 0) -> dict[str, Any]:
     return data
 
 
-def _check_copies(world: World, pages: list[dict[str, Any]], source_names: set[str]) -> None:
+def _check_copies(world: TemplatedWorld, pages: list[dict[str, Any]], source_names: set[str]) -> None:
     """A copy must never speak about the source company: no fact about a source name (or a fixed subject)
     may be read from it, and no brace may be read as a placeholder."""
     for page in pages:

@@ -381,7 +381,7 @@ def focus(text: str, entity: str, limit: int = MAX_EVIDENCE_CHARS) -> str:
     characters, in page order. Short pages (every templated one) pass unchanged."""
     if len(text) <= limit:
         return text
-    from .corpus import prose_units
+    from .units import prose_units
 
     units = prose_units(text)
     words = [w for w in re.findall(r"\w+", entity.casefold()) if len(w) > 2]
@@ -393,7 +393,7 @@ def focus_on(text: str, entity: str, cues: set[str], limit: int = MAX_EVIDENCE_C
     """The page's opening line and only the statements that bear on one hop: those naming the entity and
     using the relation's words, else those naming the entity, else those using the relation's words (a
     relation about the company names no entity). A page with none of them is reduced to its opening."""
-    from .corpus import prose_units
+    from .units import prose_units
 
     units = prose_units(text)
     if not units:

@@ -43,8 +43,9 @@ def _code_fingerprint() -> str:
     import yaml
 
     digest = hashlib.sha256(f"{sys.version}\0{pydantic.VERSION}\0{yaml.__version__}".encode())
-    for module in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    core = Path(__file__).resolve().parent
+    for module in sorted(core.rglob("*.py")):
+        digest.update(str(module.relative_to(core)).encode() + b"\0" + module.read_bytes())
     return digest.hexdigest()
 
 

@@ -13,7 +13,7 @@ import dagster as dg
 
 from driftlab_dagster.config import ConfigError, DriftlabConfig
 from driftlab_dagster.core.progress import Progress
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.defs import automation
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.evaluation import assets as evaluation

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from driftlab_dagster.core.corpus import prose_units
-from driftlab_dagster.core.world import WorldFileError, load_world
+from driftlab_dagster.core.units import prose_units
+from driftlab_dagster.core.world import WorldFileError
+from driftlab_dagster.core.world.loader import load_world
 
 WORLD = """
 company: Pinecone Pantry

@@ -186,7 +186,7 @@ def test_triples_are_scored_as_a_multiset_ignoring_case():
 @pytest.mark.parametrize("path", ["tessaly_freight", "quillfeather_health"])
 def test_sentence_examples_use_names_the_world_never_mentions_and_parse_back(path):
     from driftlab_dagster.core.llm import sentence_prompt
-    from driftlab_dagster.core.world import load_world
+    from driftlab_dagster.core.world.loader import load_world
     from driftlab_dagster.project import DATA_DIR
 
     world = load_world(DATA_DIR / "worlds" / f"{path}.yaml")

@@ -18,7 +18,7 @@ from driftlab_dagster.core.models import CachedClient, ReplayClient
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import DeterministicReader
 from driftlab_dagster.core.study import replay_steps
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster_tests.core.test_corpus_world import make_wiki
 
 RESTRICTED_PAGE = "wiki/finance/travel.md"

@@ -77,7 +77,7 @@ def test_scores_from_postings_are_rank_bm25s_own_floats(copies):
     from rank_bm25 import BM25Okapi
 
     from driftlab_dagster.core.generate import dump_world, scale_world
-    from driftlab_dagster.core.world import load_world, parse_world
+    from driftlab_dagster.core.world.loader import load_world, parse_world
     from driftlab_dagster.project import DEFAULT_WORLD
 
     world = parse_world(dump_world(scale_world(load_world(DEFAULT_WORLD), copies, seed=2)), "scaled")

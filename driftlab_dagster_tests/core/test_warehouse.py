@@ -34,7 +34,7 @@ from driftlab_dagster.core.warehouse import (
     table_columns,
     transaction,
 )
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
 
 

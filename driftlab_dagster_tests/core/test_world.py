@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from driftlab_dagster.core import world as world_module
-from driftlab_dagster.core.world import WorldFileError, load_world, parse_world
+from driftlab_dagster.core.world import loader, yaml_guard
+from driftlab_dagster.core.world import WorldFileError
+from driftlab_dagster.core.world.loader import load_world, parse_world
 from driftlab_dagster.project import DEFAULT_WORLD
 
 
@@ -151,9 +152,9 @@ def test_a_user_can_write_their_own_company_in_the_same_format():
 
 
 def test_the_stored_form_of_a_world_keeps_its_declared_order(world):
-    from driftlab_dagster.core.world import World
+    from driftlab_dagster.core.world.templated import TemplatedWorld
 
-    again = World.from_json(world.canonical_json)
+    again = TemplatedWorld.from_json(world.canonical_json)
     assert again.scenario_names == world.scenario_names
     assert again.ontology.names == world.ontology.names
     assert again.sha256 == world.sha256
@@ -260,7 +261,7 @@ def test_yaml_that_would_exhaust_memory_or_the_stack_is_refused(tmp_path, text, 
 
 
 def test_a_file_with_more_values_than_the_cap_is_refused_before_it_is_built(tmp_path, monkeypatch):
-    monkeypatch.setattr(world_module, "MAX_YAML_NODES", 5_000)  # the real cap is a million: same code path
+    monkeypatch.setattr(yaml_guard, "MAX_YAML_NODES", 5_000)  # the real cap is a million: same code path
     message = _rejected(tmp_path, _with_top_level("many: [" + "0, " * 5_000 + "]"))
     assert re.search(r"many\[\d+\] \(line 7\): the file holds more than 5,000 YAML values", message), message
 
@@ -397,13 +398,13 @@ def test_a_pipe_is_not_read(tmp_path):
 def test_a_world_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
     path = tmp_path / "world.yaml"
     with path.open("wb") as f:  # sparse: the size is real to stat, the disk stays empty
-        f.truncate(world_module.MAX_WORLD_FILE_BYTES + 1)
+        f.truncate(loader.MAX_WORLD_FILE_BYTES + 1)
     with pytest.raises(WorldFileError, match=r"^[^\n]*: the world file is 64\.0 MiB, at most 64 MiB"):
         load_world(path)
 
 
 def test_parsed_text_over_the_size_cap_is_refused(monkeypatch):
-    monkeypatch.setattr(world_module, "MAX_WORLD_FILE_BYTES", 1_000)
+    monkeypatch.setattr(loader, "MAX_WORLD_FILE_BYTES", 1_000)
     with pytest.raises(WorldFileError, match=r"^big\.yaml: the world file is"):
         parse_world(DEFAULT_WORLD.read_text(encoding="utf-8"), "big.yaml")
 
@@ -416,7 +417,7 @@ def test_parsed_text_over_the_size_cap_is_refused(monkeypatch):
 def test_yaml_errors_read_the_same_with_or_without_libyaml(tmp_path, monkeypatch, text, expected):
     source = _broken("company: Tessaly Freight", text)
     with_libyaml = _rejected(tmp_path, source)
-    monkeypatch.setattr(world_module, "_FastLoader", None)
+    monkeypatch.setattr(yaml_guard, "_FastLoader", None)
     assert _rejected(tmp_path, source) == with_libyaml
     assert re.search(expected, with_libyaml), with_libyaml
 
@@ -444,11 +445,11 @@ def test_without_an_id_the_world_is_named_after_its_company(company, expected):
 
 
 def test_an_explicit_id_wins_and_survives_the_stored_form():
-    from driftlab_dagster.core.world import World
+    from driftlab_dagster.core.world.templated import TemplatedWorld
 
     world = parse_world("id: tiny_v2\n" + TINY_WORLD, "tiny.yaml")
     assert world.id == "tiny_v2"
-    again = World.from_json(world.canonical_json)
+    again = TemplatedWorld.from_json(world.canonical_json)
     assert again.id == "tiny_v2" and again.sha256 == world.sha256
     assert world.version != parse_world(TINY_WORLD, "tiny.yaml").version
 

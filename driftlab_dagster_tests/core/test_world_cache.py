@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core import world as world_module
 from driftlab_dagster.core import world_cache
-from driftlab_dagster.core.world import World, load_world
+from driftlab_dagster.core.world import World
+from driftlab_dagster.core.world import loader
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
 
 
@@ -16,13 +17,13 @@ def parses(monkeypatch, tmp_path):
     monkeypatch.setenv("DRIFTLAB_WORLD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(world_cache, "CACHE_FROM_BYTES", 0)
     calls: list[str] = []
-    real = world_module.parse_world
+    real = loader.parse_world
 
     def counting(text: str, source: str = "<string>") -> World:
         calls.append(source)
         return real(text, source)
 
-    monkeypatch.setattr(world_module, "parse_world", counting)
+    monkeypatch.setattr(loader, "parse_world", counting)
     return calls
 
 

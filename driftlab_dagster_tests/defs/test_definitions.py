@@ -10,7 +10,7 @@ import dagster as dg
 import yaml
 
 from driftlab_dagster.config import DriftlabConfig
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.conftest import SECOND_WORLD, config_for

@@ -14,7 +14,7 @@ import pytest
 
 from driftlab_dagster.config import StudySettings
 from driftlab_dagster.core.designs import ALL_DESIGNS
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 from driftlab_dagster_tests.conftest import config_for

@@ -9,7 +9,7 @@ import dagster as dg
 import duckdb
 
 from driftlab_dagster.defs import build_definitions
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import execute_job, run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.conftest import config_for

@@ -9,7 +9,7 @@ import duckdb
 
 from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
-from driftlab_dagster.core.world import load_world
+from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.conftest import SECOND_WORLD, config_for

@@ -1,10 +1,9 @@
-"""A world whose pages come from a real revision history (docs/your-own-wiki.md).
+"""A corpus world: pages read from a real revision history (docs/your-own-wiki.md).
 
-`CorpusWorldSpec` is the world file: where the pages are (git or snapshot folders), the checkpoints, the
-open ontology (a name and a description per relation, no regex), authority and audience by path glob, an
-optional system of record, and the questions (a file, each question with its answer at each checkpoint).
-`CorpusWorld` answers everything the study asks of a world, so the Dagster partitions (scenario x
-checkpoint), the designs, the checks, the costs and the repair run on it unchanged.
+Loading one reads its repository (or snapshot folders, history.py) once, then its questions and system of
+record, and checks every cross-reference at once. It answers everything the study asks of a world, so the
+Dagster partitions (scenario x checkpoint), the designs, the checks, the costs and the repair run on it
+unchanged.
 """
 
 from __future__ import annotations
@@ -15,163 +14,19 @@ import json
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError
 
-from .corpus import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots, prose_units
-from .ontology import Ontology, Predicate
-from .world import (
-    NONE,
-    Checkpoint,
-    NamingSpec,
-    Page,
-    Question,
-    World,
-    WorldFileError,
-    _check_scenario_name,
-    _slug,
-)
+from ..ontology import Ontology, Predicate
+from ..units import prose_units
+from . import NONE, PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
+from .common import NamingSpec, slug
+from .corpus_spec import VALUE_KINDS, CorpusQuestionSpec, CorpusWorldSpec, OpenPredicateSpec, RecordSpec, ScenarioPolicy
+from .history import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots
 
-# The values an open relation's parts take, as the shapes grounding trims them to. Simple classes with one
-# repetition each (world.py refuses anything that could backtrack).
-VALUE_KINDS = {
-    "name": r"[A-Za-z0-9][\w&'’ -]*",
-    "person": r"[A-Z][\w'’ -]*",
-    "number": r"\d[\d,.]*",
-    "phrase": r"[^.]+",
-}
-ValueKind = Literal["name", "person", "number", "phrase"]
-PUBLIC = "public"
 MAX_CHECKPOINTS = 200
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ExampleSpec(_Model):
-    sentence: str = Field(max_length=1000)
-    subject: str = ""
-    object: str
-
-
-class OpenPredicateSpec(_Model):
-    description: str = Field(min_length=3, max_length=1000)
-    subject: ValueKind = "name"
-    object: ValueKind = "phrase"
-    fixed_subject: str | None = None  # the one subject a relation has ("Refund policy")
-    cues: list[str] = Field(default_factory=list)
-    examples: list[ExampleSpec] = Field(default_factory=list, max_length=4)
-    rename: bool = False  # "X was formerly called Y": merges entities instead of storing a fact
-
-
-class CorpusSpec(_Model):
-    git: str | None = None
-    snapshots: str | None = None
-    paths: list[str] = Field(default_factory=lambda: ["**/*.md"], min_length=1)
-    checkpoints: list[dt.date] | Literal["commits"] | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> "CorpusSpec":
-        if (self.git is None) == (self.snapshots is None):
-            raise ValueError("give exactly one of `git` (a repository) or `snapshots` (a folder of dated folders)")
-        if self.git is not None and self.checkpoints is None:
-            raise ValueError("a git corpus needs `checkpoints`: a list of dates, or `commits`")
-        if isinstance(self.checkpoints, list):
-            if not self.checkpoints:
-                raise ValueError("give at least one checkpoint date")
-            if self.checkpoints != sorted(set(self.checkpoints)):
-                raise ValueError("checkpoint dates must be distinct and increasing")
-        return self
-
-
-class ScenarioPolicy(_Model):
-    pages: Literal["all", "lagging", "none"]
-    graph: Literal["patch_changed_pages", "patch_from_record", "none"]
-    lag: float = Field(0.3, gt=0, le=1)  # with pages: lagging, the share of changed pages that lag one checkpoint
-    seed: int = 7
-
-
-class EvidenceSpec(_Model):
-    page: str
-    quote: str = ""
-
-
-class CorpusQuestionSpec(_Model):
-    id: str
-    text: str = Field(min_length=1, max_length=1000)
-    entity: str | dict[dt.date, str]
-    hops: list[str] = Field(min_length=1)
-    caller: list[str] = Field(default_factory=lambda: [PUBLIC], min_length=1)
-    answers: dict[dt.date, str] = Field(min_length=1)
-    accepted: dict[str, list[str]] = Field(default_factory=dict)
-    evidence: dict[dt.date, EvidenceSpec] = Field(default_factory=dict)
-
-    @field_validator("answers", "entity", mode="before")
-    @classmethod
-    def _as_text(cls, value: Any) -> Any:
-        # A YAML number ("30") or null means its text; null is "none", the knowledge base does not say.
-        def text(v: Any) -> Any:
-            return NONE if v is None else str(v) if isinstance(v, (int, float)) else v
-        return {k: text(v) for k, v in value.items()} if isinstance(value, dict) else text(value)
-
-    @field_validator("accepted")
-    @classmethod
-    def _spellings(cls, accepted: dict[str, list[str]]) -> dict[str, list[str]]:
-        for answer, spellings in accepted.items():
-            if not spellings:
-                raise ValueError(f"the accepted spellings of {answer!r} are an empty list: list at least one, or "
-                                 "drop the entry")
-        return accepted
-
-
-class RecordSpec(_Model):
-    date: dt.date
-    source: str = "record:system"
-    subject: str | None = None
-    predicate: str | None = None
-    object: str | None = None
-    rename: dict[Literal["from", "to"], str] | None = None
-    audience: str = PUBLIC
-
-
-class CorpusWorldSpec(_Model):
-    id: str | None = None
-    company: str = Field(min_length=1, max_length=200)
-    corpus: CorpusSpec
-    questions: str | list[CorpusQuestionSpec]
-    predicates: dict[str, OpenPredicateSpec] = Field(min_length=1)
-    authority: dict[str, int] = Field(default_factory=dict)  # path glob -> rank (1 canonical .. 3 notes)
-    audience: dict[str, str] = Field(default_factory=dict)  # path glob -> who may read
-    system_of_record: str | list[RecordSpec] | None = None
-    scenarios: dict[str, ScenarioPolicy] | None = None
-    naming: NamingSpec = Field(default_factory=NamingSpec)
-
-    @field_validator("predicates")
-    @classmethod
-    def _names(cls, predicates: dict[str, OpenPredicateSpec]) -> dict[str, OpenPredicateSpec]:
-        for name in predicates:
-            if not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", name):
-                raise ValueError(f"relation name {name!r}: lower case letters, digits and '_', e.g. owned_by")
-        return predicates
-
-    @field_validator("scenarios")
-    @classmethod
-    def _scenario_names(cls, scenarios: dict[str, ScenarioPolicy] | None) -> dict[str, ScenarioPolicy] | None:
-        for name in scenarios or {}:
-            _check_scenario_name(name)
-        return scenarios
-
-    @field_validator("authority")
-    @classmethod
-    def _ranks(cls, ranks: dict[str, int]) -> dict[str, int]:
-        for glob, rank in ranks.items():
-            if not 1 <= rank <= 3:
-                raise ValueError(f"rank {rank} for {glob!r}: use 1 (canonical), 2 (a page) or 3 (notes, drafts); "
-                                 "0 is the system of record")
-        return ranks
 
 
 def _open_predicate(name: str, p: OpenPredicateSpec) -> Predicate:
@@ -198,8 +53,8 @@ def _raise_all(problems: list[str]) -> None:
 class CorpusWorld(World):
     """A world read from a revision history. Loading it reads the repository (or folders) once."""
 
-    def __init__(self, spec: CorpusWorldSpec, source: str = "<memory>"):  # noqa: C901 - one pass of checks
-        self.spec = spec  # type: ignore[assignment]
+    def __init__(self, spec: CorpusWorldSpec, source: str = "<memory>"):
+        self.spec = spec
         self.source = source
         base = Path(source).resolve().parent if Path(source).exists() else Path.cwd()
         self.base = base
@@ -215,7 +70,7 @@ class CorpusWorld(World):
             raise WorldFileError(f"{source}: corpus: {len(snapshots)} checkpoints, at most {MAX_CHECKPOINTS}: pick "
                                  "dates instead of every commit")
         self.snapshots: list[Snapshot] = snapshots
-        self.checkpoints = [Checkpoint(i, s.day, dt.datetime.combine(s.day, dt.time()), None)
+        self.checkpoints = [Checkpoint(i, s.day, dt.datetime.combine(s.day, dt.time()))
                             for i, s in enumerate(snapshots)]
         self.start = self.checkpoints[0].at
         self.scenarios = spec.scenarios or self._default_scenarios()
@@ -320,7 +175,7 @@ class CorpusWorld(World):
 
     @property
     def id(self) -> str:
-        return self.spec.id or _slug(self.spec.company)
+        return self.spec.id or slug(self.spec.company)
 
     @cached_property
     def text(self) -> str:
@@ -367,6 +222,10 @@ class CorpusWorld(World):
             if glob_match(source, glob):
                 return rank
         return self.MENTION
+
+    @property
+    def naming(self) -> NamingSpec:
+        return self.spec.naming
 
     # ----- pages -----
     def _page(self, p: CorpusPage) -> Page:
@@ -421,11 +280,11 @@ class CorpusWorld(World):
         return questions
 
     # ----- the system of record, and what changed -----
-    def record_changes(self, step: int) -> list[tuple[str, tuple, str]]:
+    def record_changes(self, step: int) -> list[RecordChange]:
         if step == 0:
             return []
         since, until = self.checkpoints[step - 1].day, self.checkpoints[step].day
-        changes: list[tuple[str, tuple, str]] = []
+        changes: list[RecordChange] = []
         for r in self.records:
             if since < r.date <= until:
                 if r.rename is not None:
@@ -444,7 +303,3 @@ class CorpusWorld(World):
             rows.append({"day": snap.day.isoformat(), "edited": str(len(edited)), "added": str(len(added)),
                          "removed": str(len(removed)), "moved": str(len(snap.renames))})
         return rows
-
-    @classmethod
-    def from_json(cls, text: str, source: str = "<stored world>") -> "World":
-        raise NotImplementedError("a corpus world is loaded from its file, which reads the corpus")

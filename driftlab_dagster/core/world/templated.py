@@ -1,0 +1,231 @@
+"""A templated world: pages rendered from templates over a state that events change, as in the seed post.
+
+Each page is a list of text parts, facts (a predicate's sentence with its subject and object) and
+conditions on the state. At step k the true state is the initial state plus the first k events; what one
+scenario's pages show depends on its pages policy (every event reaches them, only the events a page is
+canonical for, or none). Questions are filled in with the true state, so their expected answers follow it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from functools import cached_property
+
+from ..ontology import Ontology, Predicate, split_sentences
+from . import Checkpoint, Page, Question, RecordChange, World
+from .common import NamingSpec, slug
+from .templated_spec import PLACEHOLDER, BodyPart, EventSpec, FactPart, PageSpec, StateValue, WorldSpec
+
+
+def _state_reads(parts: list[BodyPart]) -> set[str]:
+    """The current-state values a body's rendering depends on: its placeholders (not `{initial.x}`, which is
+    fixed) and the values its conditions test."""
+    reads: set[str] = set()
+
+    def text(t: str) -> None:
+        reads.update(m.group(2) for m in PLACEHOLDER.finditer(t) if not m.group(1))
+
+    for part in parts:
+        if isinstance(part, str):
+            text(part)
+        elif isinstance(part, FactPart):
+            for t in part.fact:
+                text(t)
+        else:
+            reads.update(part.when or {})
+            if part.when_changed is not None:
+                reads.add(part.when_changed)
+            reads |= _state_reads(part.then) | _state_reads(part.otherwise)
+    return reads
+
+
+class TemplatedWorld(World):
+    """A validated templated world file and everything the study derives from it."""
+
+    def __init__(self, spec: WorldSpec, source: str = "<memory>"):
+        self.spec = spec
+        self.source = source
+        self.ontology = Ontology(
+            [
+                Predicate(
+                    name=name,
+                    sentence=p.sentence,
+                    subject_pattern=spec.shapes[p.subject] if p.subject else None,
+                    object_pattern=spec.shapes[p.object],
+                    fixed_subject=p.fixed_subject,
+                    meaning=p.meaning,
+                    question=p.question,
+                    query=p.query,
+                    is_rename=p.rename,
+                )
+                for name, p in spec.predicates.items()
+            ]
+        )
+        start = spec.start.astimezone(dt.timezone.utc).replace(tzinfo=None) if spec.start.tzinfo else spec.start
+        self.start = start
+        self._reads: list[list[str]] | None = None  # per page: the state values its body reads (see _rendered)
+        self._bodies: dict[tuple[str | int, ...], str] = {}
+        self.checkpoints = [Checkpoint(0, start.date(), start)] + [
+            Checkpoint(i + 1, (start + dt.timedelta(days=e.day)).date(), start + dt.timedelta(days=e.day))
+            for i, e in enumerate(spec.events)
+        ]
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<stored world>") -> "TemplatedWorld":
+        """The world as the `worlds` table stores it (its canonical JSON)."""
+        return cls(WorldSpec.model_validate_json(text), source)
+
+    # ----- identity -----
+    @cached_property
+    def canonical_json(self) -> str:
+        # Key order is meaning here (predicates match in declared order, scenarios report in it): no sort_keys.
+        return json.dumps(self.spec.model_dump(mode="json"), ensure_ascii=False)
+
+    @property
+    def id(self) -> str:
+        """`id:` from the file, else the company name as a slug."""
+        return self.spec.id or slug(self.spec.company)
+
+    @property
+    def company(self) -> str:
+        return self.spec.company
+
+    @property
+    def text(self) -> str:
+        return self.canonical_json
+
+    @property
+    def page_count(self) -> int:
+        return len(self.spec.pages)
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.spec.questions]
+
+    # ----- scenarios -----
+    @property
+    def scenario_names(self) -> list[str]:
+        return list(self.spec.scenarios)
+
+    def scenario_pages_policy(self, scenario: str) -> str:
+        return self.spec.scenarios[scenario].pages
+
+    def scenario_graph_policy(self, scenario: str) -> str:
+        return self.spec.scenarios[scenario].graph
+
+    # ----- who may read what, and whom to believe -----
+    def audience_of(self, page_id: str) -> str:
+        return "public"
+
+    def authority_rank(self, source: str, predicate: str) -> int:
+        if source.startswith("record:"):
+            return self.RECORD
+        if source in self.spec.authority.drafts:
+            return self.DRAFT
+        if source in self.spec.authority.canonical.get(predicate, []):
+            return self.CANONICAL
+        return self.MENTION
+
+    @property
+    def naming(self) -> NamingSpec:
+        return self.spec.naming
+
+    # ----- state -----
+    def state_at(self, step: int) -> dict[str, StateValue]:
+        """The true state of the world after the first `step` events."""
+        state = dict(self.spec.state)
+        for event in self.spec.events[:step]:
+            state.update(event.set)
+        return state
+
+    def page_state(self, scenario: str, step: int, page: PageSpec) -> dict[str, StateValue]:
+        """What one page "knows" at a step: the pages policy of the scenario decides which events reach it."""
+        policy = self.spec.scenarios[scenario].pages
+        state = dict(self.spec.state)
+        for event in self.spec.events[:step]:
+            if policy == "all" or (policy == "canonical" and event.kind in page.canonical_for):
+                state.update(event.set)
+        return state
+
+    def fill(self, text: str, state: dict[str, StateValue]) -> str:
+        def value(m: re.Match[str]) -> str:
+            source = self.spec.state if m.group(1) else state
+            return str(source[m.group(2)])
+
+        return PLACEHOLDER.sub(value, text)
+
+    def render_body(self, parts: list[BodyPart], state: dict[str, StateValue]) -> str:
+        pieces: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, FactPart):
+                predicate, subject, obj = part.fact
+                pieces.append(self.ontology.render(predicate, self.fill(subject, state), self.fill(obj, state)))
+            else:
+                if part.when is not None:
+                    holds = all(str(state[k]) == str(v) for k, v in part.when.items())
+                else:
+                    holds = str(state[part.when_changed]) != str(self.spec.state[part.when_changed])
+                rendered = self.render_body(part.then if holds else part.otherwise, state)
+                if rendered:
+                    pieces.append(rendered)
+        return " ".join(pieces)
+
+    # ----- what happens at each checkpoint -----
+    def pages_at(self, scenario: str, step: int) -> list[Page]:
+        return [Page(p.id, p.title, self._rendered(i, p, self.page_state(scenario, step, p)))
+                for i, p in enumerate(self.spec.pages)]
+
+    def _rendered(self, index: int, page: PageSpec, state: dict[str, StateValue]) -> str:
+        """The page's body in this state, rendered once per distinct value of what the body reads: every
+        (scenario, day) asks for every page, and most pages read nothing an event changes."""
+        if self._reads is None:
+            self._reads = [sorted(_state_reads(p.body)) for p in self.spec.pages]
+        key = (index, *(str(state.get(name)) for name in self._reads[index]))  # rendering sees values only as str
+        body = self._bodies.get(key)
+        if body is None:
+            body = self._bodies[key] = self.render_body(page.body, state)
+        return body
+
+    def renames_at(self, scenario: str, step: int) -> dict[str, str]:
+        return {}  # templated pages never move
+
+    def questions_at(self, step: int) -> list[Question]:
+        truth = self.state_at(step)
+        questions = []
+        for q in self.spec.questions:
+            expected = self.fill(q.expected, truth)
+            questions.append(Question(q.id, q.event, self.fill(q.text, truth), self.fill(q.entity, truth),
+                                      tuple(q.hops), expected, drifted=q.event > 0 and step >= q.event,
+                                      accepted=(expected,)))
+        return questions
+
+    def text_units(self, body: str) -> list[str]:
+        """Sentences: a templated page is made of them."""
+        return split_sentences(body)
+
+    def changes(self) -> list[dict[str, str]]:
+        return [{"event": str(e.id), "day": c.key, "kind": e.kind,
+                 "changes": ", ".join(f"{k} = {v}" for k, v in e.set.items())}
+                for e, c in zip(self.spec.events, self.checkpoints[1:])]
+
+    def record_changes(self, step: int) -> list[RecordChange]:
+        if step == 0:
+            return []
+        event = self.spec.events[step - 1]
+        kind, change = self.record_change(event)
+        return [(kind, change, event.record.source)]
+
+    def record_change(self, event: EventSpec) -> tuple[str, tuple[str, str, str] | tuple[str, str]]:
+        """What the system of record says after `event`: ("fact", (subject, predicate, object)) or
+        ("rename", (new name, old name))."""
+        before = self.state_at(event.id - 1)
+        after = self.state_at(event.id)
+        if event.record.rename is not None:
+            var = event.record.rename
+            return "rename", (str(after[var]), str(before[var]))
+        predicate, subject, obj = event.record.fact  # type: ignore[misc]
+        return "fact", (self.fill(subject, after), predicate, self.fill(obj, after))
