@@ -1,16 +1,11 @@
 """Extraction quality, measured: precision and recall of the model's triples against the templated ground
 truth (the regex extraction of the same text), over every distinct page version of each world (every
-scenario, every checkpoint), one lever at a time.
+scenario, every checkpoint), for each extraction prompt version the registry holds (core/prompts.py).
 
-    PYTHONPATH=. .venv/bin/python bench/extraction_quality.py [--worlds A.yaml B.yaml] [--levers ...]
+    PYTHONPATH=. .venv/bin/python bench/extraction_quality.py [--worlds A.yaml B.yaml] [--prompts ...]
 
-Levers (each row adds one thing to the row before it, except the page-level baselines):
-  page zero-shot-v1    the post's prompt, one call per page
-  page few-shot-v1     plus one worked example per predicate (the previous default)
-  sentence raw         sentence-v1: one call per sentence, examples with made-up names, schema enum, no grounding
-  sentence grounded    plus grounding: cue words, the parts written in the sentence, shapes, the wording's order
-  relation grounded    relation-v1: one call per relation the sentence speaks of, two worked examples each (the
-                       default extractor)
+The retired versions (page-level zero-shot-v1 and few-shot-v1, sentence-v1, grounding switched off) and
+their figures are in BENCHMARKS.md; the tag `legacy-prompts` still runs them.
 
 Starts the shipped 0.5B model (llama-cpp-python's server) unless --url is given. Replies are cached in
 bench/out/extraction_cache.duckdb, so a rerun only pays for what it has not asked before.
@@ -24,23 +19,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from driftlab_dagster.core.llm import ModelExtractor, score_triples
-from driftlab_dagster.core.models import CachedClient, OpenAICompatibleClient
+from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.clients import OpenAICompatibleClient
+from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.prompts import EXTRACTION_PROMPTS
+from driftlab_dagster.core.scoring import score_triples
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR
-
-LEVERS = {
-    "page zero-shot-v1": ("zero-shot-v1", False),
-    "page few-shot-v1": ("few-shot-v1", False),
-    "sentence raw": ("sentence-v1", False),
-    "sentence grounded": ("sentence-v1", True),
-    "relation grounded": ("relation-v1", True),
-}
-
 
 def page_versions(world: World) -> list[StoredPage]:
     """Every distinct text any page has in any scenario on any checkpoint."""
@@ -67,11 +56,8 @@ class Row:
     variants: str
 
 
-def measure(world: World, lever: str, client: CachedClient) -> Row:
-    prompt, grounded = LEVERS[lever]
+def measure(world: World, prompt: str, client: CachedClient) -> Row:
     extractor = ModelExtractor(world.ontology, client, prompt, world_text=world.canonical_json)
-    if not grounded:
-        extractor.ground = False
     pages = page_versions(world)
     truth = {(p.id, p.body): list(world.ontology.parse(p.body)) for p in pages}
     true_names = {t.subject for ts in truth.values() for t in ts}
@@ -90,11 +76,11 @@ def measure(world: World, lever: str, client: CachedClient) -> Row:
                     variants[real].add(t.subject)
     score = score_triples(got, [t for ts in truth.values() for t in ts])
     shown = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(variants.items())) or "none"
-    return Row(world.id, lever, score.precision, score.recall, score.extracted, score.expected, on_noise, issues,
+    return Row(world.id, prompt, score.precision, score.recall, score.extracted, score.expected, on_noise, issues,
                client.spend.calls - client.spend.hits - calls_before, time.perf_counter() - started, shown)
 
 
-def run(url: str, model: str, worlds: list[Path], levers: list[str]) -> list[Row]:
+def run(url: str, model: str, worlds: list[Path], prompts: list[str]) -> list[Row]:
     Path("bench/out").mkdir(parents=True, exist_ok=True)
     conn = connect("bench/out/extraction_cache.duckdb")
     ensure_schema(conn)
@@ -103,12 +89,12 @@ def run(url: str, model: str, worlds: list[Path], levers: list[str]) -> list[Row
         world = load_world(path)
         print(f"{world.id}: {len(page_versions(world))} page versions, "
               f"{sum(len(world.ontology.parse(p.body)) for p in page_versions(world))} ground-truth triples", flush=True)
-        for lever in levers:
+        for prompt in prompts:
             client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
-            rows.append(measure(world, lever, client))
+            rows.append(measure(world, prompt, client))
             save_call_cache(conn, client.new_entries)
             r = rows[-1]
-            print(f"  {lever:<18} precision {r.precision:6.1%}  recall {r.recall:6.1%}  ({r.extracted} extracted, "
+            print(f"  {prompt:<18} precision {r.precision:6.1%}  recall {r.recall:6.1%}  ({r.extracted} extracted, "
                   f"{r.on_noise} on noise pages, {r.issues} pages with issues, {r.calls} new calls, {r.seconds:.0f}s)",
                   flush=True)
     return rows
@@ -121,17 +107,17 @@ def main() -> None:
     parser.add_argument("--worlds", nargs="+", type=Path,
                         default=[DATA_DIR / "worlds" / "tessaly_freight.yaml",
                                  DATA_DIR / "worlds" / "quillfeather_health.yaml"])
-    parser.add_argument("--levers", nargs="+", default=list(LEVERS), choices=list(LEVERS))
+    parser.add_argument("--prompts", nargs="+", default=list(EXTRACTION_PROMPTS), choices=list(EXTRACTION_PROMPTS))
     args = parser.parse_args()
     if args.url:
-        rows = run(args.url, args.model, args.worlds, args.levers)
+        rows = run(args.url, args.model, args.worlds, args.prompts)
     else:
         from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 
         with LlamaServer() as server:
-            rows = run(server.url, MODEL_ALIAS, args.worlds, args.levers)
+            rows = run(server.url, MODEL_ALIAS, args.worlds, args.prompts)
     print()
-    print("| world | lever | precision | recall | triples | on noise pages | pages with issues | name variants |")
+    print("| world | prompt | precision | recall | triples | on noise pages | pages with issues | name variants |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r.world} | {r.lever} | {r.precision:.1%} | {r.recall:.1%} | {r.extracted}/{r.expected} | "

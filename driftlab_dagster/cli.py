@@ -16,15 +16,59 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any, Literal, Mapping, get_args, get_origin
 
-from driftlab_dagster.config import ConfigError, DriftlabConfig, add_config_flags, config_from_args, redact_url
+from driftlab_dagster.config import CONFIG_ENV, WORLD_ENV, ConfigError, DriftlabConfig
 from driftlab_dagster.core import reports
+from driftlab_dagster.core.clients import ModelServerDown, redact
 from driftlab_dagster.core.designs import ALL_DESIGNS
-from driftlab_dagster.core.models import ModelServerDown
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.warehouse import WarehouseError
 from driftlab_dagster.core.world import World, WorldFileError
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.gc_pace import pace_for_batch
+
+
+_TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait", "max_failed_share")
+_ALIASES = {"output_dir": ["--out"]}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _add_field(group: argparse._ArgumentGroup, name: str, field: Any, dest: str) -> None:
+    annotation = field.annotation
+    kwargs: dict[str, Any] = {"dest": dest, "default": None, "help": field.description}
+    if get_origin(annotation) is Literal:
+        kwargs["choices"] = list(get_args(annotation))
+    elif annotation in (float, int):
+        kwargs["type"] = annotation
+    group.add_argument(_flag(name), *_ALIASES.get(name, []), **kwargs)
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per settings field (`--extractor`, `--model`, `--database`, ...). Unset flags keep the
+    settings file's value."""
+    files = parser.add_argument_group("where")
+    files.add_argument("--config", help=f"settings file (default: driftlab.yaml, or ${CONFIG_ENV})")
+    files.add_argument("--world", action="append", help=f"world file to study (repeatable; default: the settings "
+                                                       f"file's worlds, or ${WORLD_ENV})")
+    for name in _TOP_LEVEL_FLAGS:
+        _add_field(files, name, DriftlabConfig.model_fields[name], name)
+    study = parser.add_argument_group("knowledge layer")
+    for name, field in StudySettings.model_fields.items():
+        _add_field(study, name, field, f"study_{name}")
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> DriftlabConfig:
+    config = DriftlabConfig.load(args.config, environ)
+    changes: dict[str, Any] = {k: getattr(args, k) for k in _TOP_LEVEL_FLAGS if getattr(args, k) is not None}
+    if args.world:
+        changes["worlds"] = [Path(w) for w in args.world]
+    study = {name: getattr(args, f"study_{name}") for name in StudySettings.model_fields
+             if getattr(args, f"study_{name}") is not None}
+    return config.override(**changes, study=study) if changes or study else config
 
 
 def _print_tables(results: list[dict], costs: list[dict], timings: list[dict], scenarios: list[str]) -> None:
@@ -87,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     for world, results, costs, timings, spend in worlds:
         print()
-        model = f"api={study.api} model={study.model} url={redact_url(study.url)} " if study.uses_model else ""
+        model = f"api={study.api} model={study.model} url={redact(study.url)} " if study.uses_model else ""
         print(f"world={world.id} ({world.source}, version {world.version}) reader={study.reader} "
               f"extractor={study.extractor} retrieval={study.retrieval} engine={args.engine} {model}".rstrip())
         if spend.get("model_calls"):

@@ -4,32 +4,28 @@ Everything that decides what a run computes lives in `DriftlabConfig`, read once
 settings file (`driftlab.yaml` at the project root, or the file `$DRIFTLAB_CONFIG` names), with
 `$DRIFTLAB_WORLD` as a shortcut for a one-world study. The code location, the headless command and the
 tests all build their Dagster definitions from such an object with the same factory
-(`driftlab_dagster.defs.build_definitions`), and the command's flags are derived from these fields, so
-there is exactly one place where a choice is spelled.
+(`driftlab_dagster.defs.build_definitions`), and the command's flags are derived from these fields
+(cli.py), so there is exactly one place where a choice is spelled. How the knowledge layer is built is the
+core's own `StudySettings` (core/settings.py), carried here as `study`.
 
-This module never imports dagster.
+This module never imports dagster, nor the command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args, get_origin
+from typing import Any, Literal, Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.project import DATA_DIR, DEFAULT_WORLD, PROJECT_ROOT
 
 CONFIG_ENV = "DRIFTLAB_CONFIG"  # a settings file other than <project>/driftlab.yaml
 WORLD_ENV = "DRIFTLAB_WORLD"  # one world file instead of the settings file's list
 DEFAULT_CONFIG_FILE = PROJECT_ROOT / "driftlab.yaml"
-
-# Extraction prompt versions the model extractor knows (core/llm.py keeps the texts). The page-level ones
-# are kept so earlier runs can be reproduced and compared; relation-v1 is the default.
-PROMPT_VERSIONS = ("relation-v1", "sentence-v1", "zero-shot-v1", "few-shot-v1")
 
 
 class ConfigError(ValueError):
@@ -38,43 +34,6 @@ class ConfigError(ValueError):
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StudySettings(_Frozen):
-    """How the knowledge layer is built and read. The defaults call no model."""
-
-    extractor: Literal["regex", "model"] = Field(
-        "regex", description="who writes the graph: regex (the ontology's own patterns, no model) or model")
-    reader: Literal["deterministic", "model"] = Field(
-        "deterministic", description="who answers: deterministic (no model) or model (answers from the evidence)")
-    retrieval: Literal["bm25", "embed"] = Field(
-        "bm25", description="page retrieval: bm25 (rank-bm25) or embed (the model server's embeddings)")
-    api: Literal["ollama", "openai", "replay"] = Field(
-        "ollama", description="model API: ollama (native), openai (OpenAI-compatible: LM Studio, llama-server), "
-                              "replay (recorded replies from --replay-file, no server)")
-    url: str | None = Field(
-        None, description="model server URL (ollama: $OLLAMA_HOST or http://127.0.0.1:11434; openai: "
-                          "http://127.0.0.1:1234)")
-    model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
-    embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
-    prompt: str = Field("relation-v1", description=f"extraction prompt version: {', '.join(PROMPT_VERSIONS)}")
-    reader_prompt: Literal["reader-v3", "reader-v2", "reader-v1"] = Field(
-        "reader-v3", description="model reader version: reader-v3 (plain-text answers from evidence cut to the "
-                                 "hop's statements), reader-v2 (short JSON replies, code's reasons to doubt shown "
-                                 "to the model and hedging its answer) or reader-v1 (the post's)")
-    timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
-    replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
-
-    @field_validator("prompt")
-    @classmethod
-    def _known_prompt(cls, value: str) -> str:
-        if value not in PROMPT_VERSIONS:
-            raise ValueError(f"unknown extraction prompt {value!r}: use one of {', '.join(PROMPT_VERSIONS)}")
-        return value
-
-    @property
-    def uses_model(self) -> bool:
-        return self.extractor == "model" or self.reader == "model" or self.retrieval == "embed"
 
 
 class DriftlabConfig(_Frozen):
@@ -162,55 +121,3 @@ def _validate(values: Mapping[str, Any], source: str) -> DriftlabConfig:
         field = ".".join(str(p) for p in err["loc"]) or "(top level)"
         more = f" [and {len(e.errors()) - 1} more]" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}: {field}: {err['msg'].removeprefix('Value error, ')}{more}") from None
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Command-line flags, derived from the fields above so a choice is declared once.
-
-_TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait", "max_failed_share")
-_ALIASES = {"output_dir": ["--out"]}
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _add_field(group: argparse._ArgumentGroup, name: str, field: Any, dest: str) -> None:
-    annotation = field.annotation
-    kwargs: dict[str, Any] = {"dest": dest, "default": None, "help": field.description}
-    if get_origin(annotation) is Literal:
-        kwargs["choices"] = list(get_args(annotation))
-    elif annotation in (float, int):
-        kwargs["type"] = annotation
-    group.add_argument(_flag(name), *_ALIASES.get(name, []), **kwargs)
-
-
-def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per settings field (`--extractor`, `--model`, `--database`, ...). Unset flags keep the
-    settings file's value."""
-    files = parser.add_argument_group("where")
-    files.add_argument("--config", help=f"settings file (default: driftlab.yaml, or ${CONFIG_ENV})")
-    files.add_argument("--world", action="append", help=f"world file to study (repeatable; default: the settings "
-                                                       f"file's worlds, or ${WORLD_ENV})")
-    for name in _TOP_LEVEL_FLAGS:
-        _add_field(files, name, DriftlabConfig.model_fields[name], name)
-    study = parser.add_argument_group("knowledge layer")
-    for name, field in StudySettings.model_fields.items():
-        _add_field(study, name, field, f"study_{name}")
-
-
-def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> DriftlabConfig:
-    config = DriftlabConfig.load(args.config, environ)
-    changes: dict[str, Any] = {k: getattr(args, k) for k in _TOP_LEVEL_FLAGS if getattr(args, k) is not None}
-    if args.world:
-        changes["worlds"] = [Path(w) for w in args.world]
-    study = {name: getattr(args, f"study_{name}") for name in StudySettings.model_fields
-             if getattr(args, f"study_{name}") is not None}
-    return config.override(**changes, study=study) if changes or study else config
-
-
-def redact_url(url: str | None) -> str:
-    """A URL as it may be printed or stored: any user:password part replaced."""
-    if not url:
-        return ""
-    return re.sub(r"(?<=://)[^/@]*@", "***@", url)

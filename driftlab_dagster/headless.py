@@ -146,7 +146,8 @@ def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:
 
 
 def _process_start(pid: int) -> str:
-    """The kernel's start time of a process (clock ticks since boot): a pid reused later has another."""
+    """The kernel's start time of a process (clock ticks since boot): a pid reused later has another. Read
+    from /proc (Linux; the standard library has no portable way); elsewhere "" and the pid alone decides."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
@@ -171,7 +172,12 @@ def _process_gone(tags: dict[str, str]) -> bool:
 
 
 def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:
-    """Mark runs of this command whose process is gone as failed, and free every pool slot they held."""
+    """Mark runs of this command whose process is gone as failed, and free every pool slot they held.
+
+    Freeing a slot goes through the instance's event-log storage (`free_concurrency_slots_for_run`,
+    `get_concurrency_info`): Dagster frees a dead run's slots only from its run monitoring in the daemon,
+    which a headless run does not start, and has no top-level API for it. These are methods of the public
+    `DagsterInstance.event_log_storage`, not `dagster._core` imports; the pinned version is tested."""
     freed = []
     for run in instance.get_runs(filters=dg.RunsFilter(statuses=_LIVE, tags={HOST_TAG: socket.gethostname()})):
         if _process_gone(dict(run.tags)):

@@ -156,7 +156,7 @@ def test_a_bad_settings_file_is_one_line(tmp_path):
 
 
 def test_every_setting_is_a_flag_of_the_same_name():
-    from driftlab_dagster.config import StudySettings
+    from driftlab_dagster.core.settings import StudySettings
 
     done = _driftlab("run", "--help")
     for name in StudySettings.model_fields:

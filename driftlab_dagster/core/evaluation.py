@@ -2,39 +2,18 @@
 
 from __future__ import annotations
 
-import re
-
 from .designs import DESIGNS, Agent, Design
 from .extraction import Extractor
 from .governed import GovernedResolver, GovernedStore
 from .readers import Reader
 from .retrieval import Bm25Retriever
+from .scoring import outcome_of
 from .store import Store
-from .world import Question, World
+from .world import World
 
 RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome", "hedged", "answer", "expected", "why"]
 # Ours, after the post's: a model reader's possibly_stale flag and hedge phrases, recorded apart.
 RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
-
-
-def _normalise(text: str) -> str:
-    return text.lower().replace("€", "").replace("%", "").strip().rstrip(".")
-
-
-def matches(answer: str | None, expected: str) -> bool:
-    """The expected value appears in the answer as a whole word, ignoring case, € and %."""
-    if answer is None:
-        return False
-    return re.search(rf"(^|\W){re.escape(_normalise(expected))}($|\W)", _normalise(answer)) is not None
-
-
-def outcome_of(answer: str | None, question: Question) -> str:
-    """correct, wrong or abstain. When the knowledge base does not say ("none"), abstaining is right."""
-    if question.expects_none:
-        return "correct" if answer is None else "wrong"
-    if answer is None:
-        return "abstain"
-    return "correct" if any(matches(answer, a) for a in question.accepted or (question.expected,)) else "wrong"
 
 
 def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,

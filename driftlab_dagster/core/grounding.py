@@ -3,7 +3,7 @@
 - `ground`: a triple is kept only when its subject and object are written in the sentence it came from,
   trimmed to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number,
   "the Helix team" -> "Helix" for a one-word name). A fixed-subject predicate gets its fixed subject.
-- `MadeUpNames`: values for few-shot examples, fitted to each shape and checked against the world's whole
+- `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
   text, so an example never states something about a name the world really has.
 """
 

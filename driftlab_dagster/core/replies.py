@@ -13,13 +13,10 @@ import math
 import re
 from typing import Any
 
-from .ontology import Ontology, Triple
-
-MAX_REPLY_CHARS = 32_768  # the same cap the client applies before caching
-MAX_DEPTH = 16  # {"facts": [{"subject": ...}]} is 3 deep
+MAX_REPLY_CHARS = 32_768  # a reply longer than this is not an answer or a relation's parts: refused, never cached
+MAX_DEPTH = 16  # {"states": true, "subject": ...} is 1 deep
 MAX_NUMBER_DIGITS = 30
 MAX_FIELD_CHARS = 400  # one subject, object or answer
-MAX_FACTS = 64
 
 
 class UnreadableReply(ValueError):
@@ -105,48 +102,8 @@ def _text(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Extraction replies: {"facts": [{"subject": ..., "predicate": ..., "object": ...}]}
-
-
-def validate_facts_reply(content: str) -> None:
-    """Raise unless the reply is a JSON object with a `facts` list: the shape the cache may keep (single
-    facts that are malformed are the model's own answer, kept and dropped at reading)."""
-    data = read_json_object(content)
-    if not isinstance(data.get("facts"), list):
-        raise UnreadableReply("reply has no facts list")
-
-
-def parse_facts(content: Any, ontology: Ontology) -> tuple[list[Triple], str]:
-    """Triples from a model reply, and a reason when something was dropped ("" when all was well). Never
-    raises."""
-    try:
-        data = read_json_object(content)
-    except UnreadableReply as e:
-        return [], str(e)
-    except Exception as e:  # noqa: BLE001 - the boundary: nothing in a reply may crash a run
-        return [], f"unreadable reply ({type(e).__name__})"
-    facts = data.get("facts")
-    if not isinstance(facts, list):
-        return [], "reply has no facts list"
-    triples, dropped = [], []
-    for item in facts[:MAX_FACTS]:
-        if not isinstance(item, dict):
-            dropped.append("a fact that is not an object")
-            continue
-        s, p, o = (_text(item.get(k)) for k in ("subject", "predicate", "object"))
-        if not (s and p and o):
-            dropped.append("a fact with an empty field")
-        elif p not in ontology:
-            dropped.append(f"unknown predicate {p[:40]!r}")
-        else:
-            triples.append(Triple(s, p, o))
-    if len(facts) > MAX_FACTS:
-        dropped.append(f"more than {MAX_FACTS} facts")
-    return triples, "; ".join(dict.fromkeys(dropped))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Reader replies: {"answer": ..., "possibly_stale": true|false}
+# Answers in JSON, {"answer": ..., "possibly_stale": true|false}: small models sometimes reply in that
+# shape to a plain-text question
 
 
 def validate_answer_reply(content: str) -> None:

@@ -1,6 +1,6 @@
 """How one run builds and reads its knowledge layer: extractor, reader, retrieval, and the model behind them.
 
-`StudySettings` (driftlab_dagster/config.py) is the whole choice; `open_session` turns it into objects,
+`StudySettings` (settings.py) is the whole choice; `open_session` turns it into objects,
 with a call cache seeded from earlier runs. The extractor id and the reader id computed here are what the
 Dagster assets carry as code versions and what every fact and answer row stores, so lineage names exactly
 what ran.
@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from driftlab_dagster.config import StudySettings
-
+from .call_cache import CachedClient, CacheEntry
+from .clients import ModelClient
 from .extraction import Extractor, RegexExtractor
-from .llm import ModelExtractor, ModelReader, model_extractor_id, model_reader_id
-from .models import CachedClient, CacheEntry, ModelClient, build_client
+from .model_extractor import ModelExtractor
+from .model_reader import ModelReader
 from .progress import Progress
+from .prompts import model_extractor_id, model_reader_id
 from .readers import DeterministicReader, Reader
 from .retrieval import Bm25Retriever, EmbeddingRetriever
+from .settings import StudySettings
 from .store import StoredPage
 from .world import World
 
@@ -35,12 +37,6 @@ def reader_id(settings: StudySettings) -> str:
               else model_reader_id(settings.model, settings.reader_prompt))
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
     return f"{reader}+{retrieval}"
-
-
-def client_for(settings: StudySettings, api_key: str | None = None) -> ModelClient:
-    """The real client the settings name (for scripts that run the core without Dagster)."""
-    return build_client(settings.api, settings.url, settings.model, settings.embed_model, settings.timeout,
-                        api_key=api_key, replay_file=settings.replay_file)
 
 
 @dataclass

@@ -153,9 +153,6 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     for table, columns in TABLES.items():
         if table not in existing:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
-        elif _carries_stopwatch(table, existing[table]):
-            # Files written before the milliseconds moved to pass_timings: their cost rows are kept as they are.
-            conn.execute(f"ALTER TABLE {table} DROP COLUMN ms")
         elif existing[table] != table_columns(table):
             raise WarehouseError(
                 f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
@@ -164,15 +161,6 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
             )
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
-
-
-def _carries_stopwatch(table: str, columns: list[str]) -> bool:
-    """A cost table as DriftLab wrote it before its `ms` column became `pass_timings` rows."""
-    current = table_columns(table)
-    if "graph_writes" not in current or "ms" not in columns:
-        return False
-    at = current.index("graph_writes") + 1
-    return columns == current[:at] + ["ms"] + current[at:]
 
 
 def table_columns(table: str) -> list[str]:
@@ -250,7 +238,7 @@ class MissingUpstream(WarehouseError):
 
 
 def load_call_cache(conn: duckdb.DuckDBPyConnection) -> dict:
-    from .models import CacheEntry
+    from .call_cache import CacheEntry
 
     rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms FROM model_calls").fetchall()
     return {r[0]: CacheEntry(*r) for r in rows}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from driftlab_dagster.config import StudySettings
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.session import extractor_id, reader_id
 from driftlab_dagster.core.study import stale_graph_scenario
 from driftlab_dagster.core.warehouse import Slice

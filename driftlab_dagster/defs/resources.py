@@ -19,7 +19,9 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from driftlab_dagster.config import DriftlabConfig
-from driftlab_dagster.core.models import ModelClient, OllamaClient, OpenAICompatibleClient, ReplayClient, Spend
+from driftlab_dagster.core.call_cache import Spend
+from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompatibleClient
+from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.warehouse import (

@@ -1,5 +1,6 @@
 """The model path's parsing and rules, with a replay client (no server): prompts written from the ontology,
-bad replies recorded as outcomes, empty evidence answered without a call, flags kept apart, the cache."""
+bad replies recorded as outcomes, empty evidence answered without a call, flags kept apart, the cache.
+(Tests of retired prompt versions live with them at the tag `legacy-prompts`.)"""
 
 from __future__ import annotations
 
@@ -9,15 +10,13 @@ import re
 
 import pytest
 
-from driftlab_dagster.core.llm import (
-    ModelExtractor,
-    ModelReader,
-    extraction_schema,
-    few_shot_prompt,
-    parse_facts,
-    score_triples,
-)
-from driftlab_dagster.core.models import CachedClient, ModelCallFailed, ReplayClient
+from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.clients import ModelCallFailed
+from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.model_reader import ModelReader
+from driftlab_dagster.core.prompts import relation_prompts, relation_schema
+from driftlab_dagster.core.replay import ReplayClient
+from driftlab_dagster.core.scoring import score_triples
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import Evidence
 from driftlab_dagster.core.store import StoredPage
@@ -30,30 +29,12 @@ def _cached(reply) -> CachedClient:  # type: ignore[no-untyped-def]
     return CachedClient(ReplayClient(reply if callable(reply) else (lambda s, u: reply)))
 
 
-@pytest.mark.parametrize("content, triples, issue", [
-    ('{"facts": [{"subject": "Pro", "predicate": "price", "object": "49"}]}', [("Pro", "price", "49")], ""),
-    ('```json\n{"facts": []}\n```', [], ""),
-    ("The Pro plan costs 49.", [], "reply is not JSON"),
-    ('{"answer": "49"}', [], "reply has no facts list"),
-    ('{"facts": [{"subject": "Pro", "predicate": "cost", "object": "49"}, '
-     '{"subject": "Pro", "predicate": "price", "object": "49"}]}', [("Pro", "price", "49")], "unknown predicate 'cost'"),
-    ('{"facts": [{"subject": "", "predicate": "price", "object": "49"}, "x"]}', [],
-     "a fact with an empty field; a fact that is not an object"),
-])
-def test_model_replies_become_triples_or_a_recorded_reason(world, content, triples, issue):
-    found, reason = parse_facts(content, world.ontology)
-    assert [tuple(t) for t in found] == triples
-    assert reason == issue
-
-
 def test_a_bad_extraction_reply_yields_no_facts_keeps_the_reason_and_is_not_cached(world):
     client = _cached("not json at all")
-    extraction = ModelExtractor(world.ontology, client, "sentence-v1").extract(PAGE)
+    extraction = ModelExtractor(world.ontology, client).extract(PAGE)
     assert extraction.triples == () and extraction.issue == "model call failed: unusable reply: reply is not JSON"
     assert not extraction.estimated
     assert client.entries == {} and client.spend.invalid == 2  # one call a sentence, neither kept
-    page_level = ModelExtractor(world.ontology, _cached('{"facts": "none"}'), "few-shot-v1").extract(PAGE)
-    assert page_level.issue == "model call failed: unusable reply: reply has no facts list"
 
 
 def test_a_failed_call_is_an_outcome_not_a_crash(world):
@@ -68,19 +49,11 @@ def test_a_failed_call_is_an_outcome_not_a_crash(world):
     assert hop.value is None and hop.why == "model call failed: timed out after 1s"
 
 
-def test_few_shot_examples_are_rendered_from_the_ontology_and_parse_back(world):
-    prompt = few_shot_prompt(world.ontology)
-    examples = re.findall(r"Document: (.*)\nJSON: (.*)", prompt)
-    assert len(examples) == len(world.ontology.names) + 1  # one per predicate and one noise sentence
-    for document, reply in examples:
-        expected = [tuple(f.values()) for f in json.loads(reply)["facts"]]
-        assert [tuple(t) for t in world.ontology.parse(document)] == expected
-    assert "Tessaly" not in prompt.replace("Tessaly Widget", "")  # no answer leaks from the world
-
-
-def test_the_schema_only_allows_the_ontologys_predicates(world):
-    schema = extraction_schema(world.ontology)
-    assert schema["properties"]["facts"]["items"]["properties"]["predicate"]["enum"] == world.ontology.names
+def test_a_relations_reply_may_say_only_whether_it_is_stated_and_its_parts(world):
+    schema = relation_schema(world.ontology["price"])
+    assert schema["required"] == ["states", "subject", "object"] and schema["additionalProperties"] is False
+    fixed = relation_schema(world.ontology["refund_days"])  # the refund policy is the one subject it has
+    assert fixed["required"] == ["states", "object"] and "subject" not in fixed["properties"]
 
 
 def test_empty_evidence_is_i_dont_know_without_calling_the_model(world):
@@ -88,21 +61,6 @@ def test_empty_evidence_is_i_dont_know_without_calling_the_model(world):
     hop = ModelReader(world.ontology, client).read("Starter", "price", [], versioned=True)
     assert hop.value is None and hop.why == "no evidence"
     assert client.inner.calls == []
-
-
-@pytest.mark.parametrize("reply, value, flagged, phrase, hedged", [
-    ('{"answer": "59", "possibly_stale": false}', "59", False, False, False),
-    ('{"answer": "59", "possibly_stale": true}', "59", True, False, True),
-    ('{"answer": "59, but this may be outdated", "possibly_stale": false}', "59, but this may be outdated", False, True, True),
-    ('{"answer": "unknown", "possibly_stale": false}', None, False, False, False),
-    ('{"result": "59"}', None, False, False, False),
-    ("59", None, False, False, False),
-])
-def test_the_json_readers_flag_and_hedge_phrases_are_recorded_apart(world, reply, value, flagged, phrase, hedged):
-    evidence = [Evidence("The Pro plan costs €59 per user per month.", "d02@v2", T, False)]
-    hop = ModelReader(world.ontology, _cached(reply), version="reader-v2").read("Pro", "price", evidence,
-                                                                                versioned=True)
-    assert (hop.value, hop.flagged, hop.phrase, hop.hedged) == (value, flagged, phrase, hedged)
 
 
 @pytest.mark.parametrize("reply, value, flagged, phrase", [
@@ -157,8 +115,8 @@ def test_the_versioned_prompt_shows_dates_and_the_changed_page_flag(world):
 
 
 def test_each_sentence_is_asked_once_and_a_repeat_is_served_from_the_cache(world):
-    client = _cached('{"facts": [{"subject": "Pro plan", "predicate": "price", "object": "€49 per user per month"}]}')
-    extractor = ModelExtractor(world.ontology, client, "sentence-v1")
+    client = _cached('{"states": true, "subject": "Pro plan", "object": "€49 per user per month"}')
+    extractor = ModelExtractor(world.ontology, client)
     first, second = extractor.extract(PAGE), extractor.extract(PAGE)
     # The first sentence states it (trimmed to the shapes); the second does not, so its copy is dropped.
     assert first.triples == second.triples == (Triple("Pro", "price", "49"),)
@@ -172,8 +130,8 @@ def test_each_sentence_is_asked_once_and_a_repeat_is_served_from_the_cache(world
 
 
 def test_the_extractor_id_names_model_and_prompt_version(world):
-    extractor = ModelExtractor(world.ontology, _cached("{}"), "zero-shot-v1")
-    assert extractor.id.startswith("model:replay:zero-shot-v1:")
+    extractor = ModelExtractor(world.ontology, _cached("{}"), "relation-v1")
+    assert re.fullmatch(r"model:replay:relation-v1:[0-9a-f]{12}", extractor.id)
 
 
 def test_triples_are_scored_as_a_multiset_ignoring_case():
@@ -184,37 +142,37 @@ def test_triples_are_scored_as_a_multiset_ignoring_case():
 
 
 @pytest.mark.parametrize("path", ["tessaly_freight", "quillfeather_health"])
-def test_sentence_examples_use_names_the_world_never_mentions_and_parse_back(path):
-    from driftlab_dagster.core.llm import sentence_prompt
+def test_relation_examples_use_names_the_world_never_mentions_and_parse_back(path):
     from driftlab_dagster.core.world.loader import load_world
     from driftlab_dagster.project import DATA_DIR
 
     world = load_world(DATA_DIR / "worlds" / f"{path}.yaml")
-    prompt = sentence_prompt(world.ontology, world.canonical_json)
-    examples = re.findall(r"Sentence: (.*)\nJSON: (.*)", prompt)
-    facts = [(sentence, json.loads(reply)["facts"]) for sentence, reply in examples]
-    assert len([f for _, f in facts if f]) == len(world.ontology.names)  # one worked example per relation
-    for sentence, found in facts:
-        assert [tuple(f.values()) for f in found] == [tuple(t) for t in world.ontology.parse(sentence)]
-        for fact in found:
-            for value in (fact["subject"], fact["object"]):
-                fixed = world.ontology[fact["predicate"]].fixed_subject
+    for relation, prompt in relation_prompts(world.ontology, world.canonical_json).items():
+        examples = [(sentence, json.loads(reply)) for sentence, reply in re.findall(r"Sentence: (.*)\nJSON: (.*)", prompt)]
+        stated = [(sentence, reply) for sentence, reply in examples if reply["states"]]
+        assert len(stated) == 2  # two worked examples per relation, then sentences that state it not
+        fixed = world.ontology[relation].fixed_subject
+        for sentence, reply in stated:
+            subject = reply.get("subject", fixed)
+            assert [tuple(t) for t in world.ontology.parse(sentence)] == [(subject, relation, reply["object"])]
+            for value in (subject, reply["object"]):
                 if value != fixed:
                     assert value.casefold() not in world.canonical_json.casefold(), value
+        for sentence, reply in examples:
+            if not reply["states"]:
+                assert relation not in [t.predicate for t in world.ontology.parse(sentence)]
 
 
-@pytest.mark.parametrize("version, reply", [("reader-v2", '{"answer": "49", "possibly_stale": false}'),
-                                            ("reader-v3", "49")])
-def test_the_readers_from_v2_on_show_codes_doubts_and_hedge_on_them(world, version, reply):
-    client = _cached(reply)
+def test_the_reader_shows_codes_doubts_and_hedges_on_them(world):
+    client = _cached("49")
     evidence = [Evidence("The Pro plan costs €49 per user per month.", "graph:d02@v1", T, True, T)]
-    hop = ModelReader(world.ontology, client, version=version).read("Pro", "price", evidence, versioned=True,
-                                                                    signals=["sources disagree"])
+    hop = ModelReader(world.ontology, client).read("Pro", "price", evidence, versioned=True,
+                                                   signals=["sources disagree"])
     (_, user), = client.inner.calls
     assert "Checks by code: sources disagree." in user
     assert (hop.value, hop.hedged, hop.flagged) == ("49", True, False) and "code: sources disagree" in hop.why
-    old = ModelReader(world.ontology, _cached('{"answer": "49", "possibly_stale": false}'), version="reader-v1")
-    assert not old.read("Pro", "price", evidence, versioned=True, signals=["sources disagree"]).hedged
+    calm = ModelReader(world.ontology, _cached("49")).read("Pro", "price", evidence, versioned=True)
+    assert (calm.value, calm.hedged) == ("49", False)
 
 
 def test_relation_v1_asks_only_the_relations_a_sentence_speaks_of_and_keeps_what_it_states(world):

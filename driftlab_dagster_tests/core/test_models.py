@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.models import (
-    ModelCallFailed,
-    ModelServerDown,
-    OllamaClient,
-    OpenAICompatibleClient,
-    call_key,
-)
+from driftlab_dagster.core.call_cache import call_key
+from driftlab_dagster.core.clients import ModelCallFailed, ModelServerDown, OllamaClient, OpenAICompatibleClient
 from driftlab_dagster.model_server import free_port
 
 
@@ -27,7 +22,7 @@ def test_a_server_that_is_down_at_the_start_fails_with_one_line_naming_the_url(c
 
 @pytest.mark.parametrize("client_type", [OllamaClient, OpenAICompatibleClient])
 def test_a_call_to_a_server_that_went_away_is_retried_then_fails_as_an_outcome(client_type, monkeypatch):
-    monkeypatch.setattr("driftlab_dagster.core.models.BACKOFF_SECONDS", 0.01)
+    monkeypatch.setattr("driftlab_dagster.core.clients.BACKOFF_SECONDS", 0.01)
     client = client_type(f"http://127.0.0.1:{free_port()}", "some-model", timeout=5)
     for call in (lambda: client.chat_json("system", "user", None), lambda: client.embed(["x"])):
         with pytest.raises(ModelCallFailed, match=r"connection refused or dropped \(after 3 attempts\)"):
@@ -48,7 +43,8 @@ def test_the_cache_key_changes_with_model_prompt_input_and_schema():
 
 
 def test_a_streak_of_failed_calls_stops_the_run_but_asking_a_failed_call_again_does_not():
-    from driftlab_dagster.core.models import CachedClient, ReplayClient
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.replay import ReplayClient
 
     def broken(system: str, user: str) -> str:
         raise ModelCallFailed("HTTP 500: model crashed")
@@ -66,7 +62,9 @@ def test_a_streak_of_failed_calls_stops_the_run_but_asking_a_failed_call_again_d
 
 
 def test_a_reply_that_was_unusable_in_an_earlier_run_is_asked_again_without_counting_toward_the_streak():
-    from driftlab_dagster.core.models import CachedClient, ReplayClient, ReplyInvalid
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.clients import ReplyInvalid
+    from driftlab_dagster.core.replay import ReplayClient
 
     def must_be_json(content: str) -> None:
         if not content.startswith("{"):
@@ -100,7 +98,7 @@ def test_a_reply_that_was_unusable_in_an_earlier_run_is_asked_again_without_coun
 
 
 def test_transient_faults_are_retried_with_backoff_and_permanent_ones_are_not():
-    from driftlab_dagster.core.models import TransientCallError, with_retries
+    from driftlab_dagster.core.clients import TransientCallError, with_retries
 
     attempts, waits = [], []
 

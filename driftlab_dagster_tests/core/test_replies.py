@@ -10,14 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driftlab_dagster.core.grounding import ground, normalise
-from driftlab_dagster.core.models import ReplyInvalid, check_embeddings, check_reply
+from driftlab_dagster.core.call_cache import check_reply
+from driftlab_dagster.core.clients import ReplyInvalid, check_embeddings
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.replies import (
     UnreadableReply,
     parse_answer,
-    parse_facts,
+    parse_relation,
     validate_answer_reply,
-    validate_facts_reply,
+    validate_relation_reply,
 )
 
 
@@ -33,17 +34,16 @@ from driftlab_dagster.core.replies import (
     ("", "reply is not JSON"),
     ('{"facts": "' + "x" * 40_000 + '"}', "reply of 40,013 characters"),
 ])
-def test_a_hostile_reply_is_a_reason_never_an_exception(world, content, reason):
-    assert parse_facts(content, world.ontology) == ([], reason)
+def test_a_hostile_reply_is_a_reason_never_an_exception(content, reason):
+    assert parse_relation(content) == (False, "", "", reason)
     assert parse_answer(content) == (None, False, reason)
     with pytest.raises(UnreadableReply, match=reason):
-        validate_facts_reply(content)
+        validate_relation_reply(content)
 
 
-def test_fields_that_are_not_text_are_read_as_empty_or_as_numbers(world):
-    content = json.dumps({"facts": [{"subject": {"a": 1}, "predicate": "price", "object": 49},
-                                    {"subject": "Pro", "predicate": "price", "object": 49}]})
-    assert parse_facts(content, world.ontology) == ([Triple("Pro", "price", "49")], "a fact with an empty field")
+def test_fields_that_are_not_text_are_read_as_empty_or_as_numbers():
+    content = json.dumps({"states": True, "subject": {"a": 1}, "object": 49})
+    assert parse_relation(content) == (True, "", "49", "")
     assert parse_answer('{"answer": {"nested": true}, "possibly_stale": "yes"}') == ("", False, "")
 
 
@@ -82,11 +82,11 @@ def test_a_fixed_subject_predicate_takes_its_fixed_subject(world):
 
 
 def test_a_reply_is_checked_before_the_cache_keeps_it():
-    check_reply('{"facts": []}', validate_facts_reply)
+    check_reply('{"states": false}', validate_relation_reply)
     with pytest.raises(ReplyInvalid, match="reply of 40,000 characters"):
-        check_reply("x" * 40_000, validate_facts_reply)
+        check_reply("x" * 40_000, validate_relation_reply)
     with pytest.raises(ReplyInvalid, match="unusable reply: reply has no answer field"):
-        check_reply('{"facts": []}', validate_answer_reply)
+        check_reply('{"states": false}', validate_answer_reply)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -94,19 +94,19 @@ def test_a_reply_is_checked_before_the_cache_keeps_it():
 
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.sampled_from(["facts", "subject", "predicate", "object", "answer",
+                     | st.dictionaries(st.sampled_from(["states", "subject", "predicate", "object", "answer",
                                                         "possibly_stale", "x"]) | st.text(max_size=8), inner, max_size=4),
                      max_leaves=20)
 
 
 @st.composite
 def replies(draw) -> str:
-    kind = draw(st.sampled_from(["json", "facts", "answer", "cut", "noise"]))
+    kind = draw(st.sampled_from(["json", "relation", "answer", "cut", "noise"]))
     if kind == "noise":
         return draw(st.text(max_size=300))
-    if kind == "facts":
-        value = {"facts": draw(st.lists(st.dictionaries(st.sampled_from(["subject", "predicate", "object"]),
-                                                        _scalars | st.sampled_from(["price", "Pro", "49"])), max_size=5))}
+    if kind == "relation":
+        value = draw(st.dictionaries(st.sampled_from(["states", "subject", "object"]),
+                                     _scalars | st.sampled_from(["Pro", "49"])))
     elif kind == "answer":
         value = {"answer": draw(_scalars | _json), "possibly_stale": draw(_scalars)}
     else:
@@ -122,9 +122,9 @@ FUZZ = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthC
 
 @FUZZ
 @given(replies())
-def test_the_fact_parser_never_raises(world, content):
-    triples, reason = parse_facts(content, world.ontology)
-    assert isinstance(reason, str) and all(t.predicate in world.ontology for t in triples)
+def test_the_relation_parser_never_raises(content):
+    states, subject, obj, reason = parse_relation(content)
+    assert isinstance(states, bool) and isinstance(subject, str) and isinstance(obj, str) and isinstance(reason, str)
 
 
 @FUZZ
@@ -138,7 +138,7 @@ def test_the_answer_parser_never_raises(content):
 @FUZZ
 @given(replies())
 def test_the_validators_raise_only_their_own_complaint(content):
-    for validate in (validate_facts_reply, validate_answer_reply):
+    for validate in (validate_relation_reply, validate_answer_reply):
         try:
             validate(content)
         except UnreadableReply:

@@ -180,33 +180,23 @@ def test_a_file_from_another_version_is_refused_in_one_line_and_kept(tmp_path: P
     assert conn.execute("SELECT * FROM answers").fetchall() == [("Fresh", "Rag")]
 
 
-def test_a_file_whose_cost_rows_carry_milliseconds_keeps_its_rows_without_them(tmp_path: Path):
+def test_a_file_whose_cost_rows_carry_milliseconds_is_refused_with_what_to_do(tmp_path: Path):
     """Files written before the stopwatch moved to `pass_timings` had `ms INTEGER NOT NULL` after graph_writes
-    in each cost table; opening one drops that column, keeps every row, and takes new rows."""
+    in each cost table. Their one-off migration is retired (tag `legacy-prompts`): such a file holds derived
+    data only, and opening it says so in one line and leaves its rows alone."""
     path = str(tmp_path / "old.duckdb")
-    costs = ("graph_maintenance", "maintenance_costs", "repair_costs")
     conn = connect(path)
-    for table in costs:
-        old = TABLES[table].replace("graph_writes INTEGER NOT NULL,", "graph_writes INTEGER NOT NULL, ms INTEGER NOT NULL,")
-        assert old != TABLES[table]
-        conn.execute(f"CREATE TABLE {table} ({old})")
+    old = TABLES["graph_maintenance"].replace("graph_writes INTEGER NOT NULL,",
+                                              "graph_writes INTEGER NOT NULL, ms INTEGER NOT NULL,")
+    assert old != TABLES["graph_maintenance"]
+    conn.execute(f"CREATE TABLE graph_maintenance ({old})")
     conn.execute("INSERT INTO graph_maintenance VALUES ('w1', 'v1', 'Fresh', '2026-09-08', 'patch changed pages', 1, 8, "
                  "2081, 388, 42, 3, true, 0, 0)")
     conn.close()
     conn = connect(path)
-    ensure_schema(conn)
-    ensure_schema(conn)
-    for table in costs:
-        assert [c for (c,) in conn.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{table}' "
-                                           "ORDER BY column_index").fetchall()] == table_columns(table)
-    assert conn.execute("SELECT scenario, approach, docs, graph_writes, estimated FROM graph_maintenance").fetchall() == [
-        ("Fresh", "patch changed pages", 8, 42, True)]
-    with transaction(conn):
-        replace_slice(conn, "repair_costs", {"world": "w1"}, pd.DataFrame([{
-            "world": "w1", "world_version": "v1", "approach": "repair: full re-extract", "event": 99, "docs": 40,
-            "input_tokens": 1, "output_tokens": 1, "graph_writes": 1, "estimated": True, "spent_input_tokens": 0,
-            "spent_output_tokens": 0, "graph_only_accuracy": 1.0}]))
-    assert conn.execute("SELECT count(*) FROM repair_costs").fetchone() == (1,)
+    with pytest.raises(WarehouseError, match="graph_maintenance .* written by another version of DriftLab.*delete it"):
+        ensure_schema(conn)
+    assert conn.execute("SELECT docs, graph_writes, ms FROM graph_maintenance").fetchall() == [(8, 42, 3)]
 
 
 def test_opening_the_file_again_creates_only_what_is_missing_and_keeps_every_row(tmp_path: Path):

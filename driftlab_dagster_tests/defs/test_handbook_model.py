@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.config import StudySettings
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import run_study_in_dagster

@@ -15,7 +15,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.config import StudySettings
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.model_server import MODEL_ALIAS, EmbeddingServer, LlamaServer
 from driftlab_dagster_tests.conftest import config_for

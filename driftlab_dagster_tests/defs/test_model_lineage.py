@@ -10,10 +10,12 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.config import StudySettings
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.grounding import likeliest_relations
-from driftlab_dagster.core.llm import ModelExtractor, relation_prompts, relation_schema
-from driftlab_dagster.core.models import CacheEntry, call_key, write_replay_file
+from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.prompts import relation_prompts, relation_schema
+from driftlab_dagster.core.call_cache import CacheEntry, call_key
+from driftlab_dagster.core.replay import write_replay_file
 from driftlab_dagster.core.ontology import split_sentences
 from driftlab_dagster.core.session import extractor_id
 from driftlab_dagster.headless import run_study_in_dagster

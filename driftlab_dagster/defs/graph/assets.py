@@ -1,12 +1,9 @@
+import typing
 from typing import Sequence
 
 import dagster as dg
 import duckdb
 import pandas as pd
-
-# The type of AssetCheckEvaluation's public `target_materialization_data` argument; dagster 1.13 does not
-# export it at the top level.
-from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluationTargetMaterializationData
 
 from driftlab_dagster.core import drift
 from driftlab_dagster.core.governed import GovernedStore
@@ -27,6 +24,12 @@ from driftlab_dagster.core.warehouse import (
 )
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
+
+# The type of AssetCheckEvaluation's public `target_materialization_data` argument. Dagster 1.13 exports the
+# argument but not its type (it lives in `dagster._core`, which this project never imports): read it off the
+# public class's own signature, so a Dagster that renames the internal module still hands us the right type.
+_TargetMaterialization = next(t for t in typing.get_args(
+    typing.get_type_hints(dg.AssetCheckEvaluation.__new__)["target_materialization_data"]) if t is not type(None))
 
 # Where the metadata's counts sit in the rows written.
 _ISSUE = Store.ROW_COLUMNS["extraction_log"].index("issue")
@@ -219,13 +222,13 @@ def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnec
 
 
 def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,
-                            partition: str) -> AssetCheckEvaluationTargetMaterializationData | None:
+                            partition: str) -> _TargetMaterialization | None:
     """Which materialisation a check evaluated, so the UI counts the check as current for that partition."""
     found = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
     if not found:
         return None
-    return AssetCheckEvaluationTargetMaterializationData(
+    return _TargetMaterialization(
         run_id=found[0].event_log_entry.run_id, storage_id=found[0].storage_id, timestamp=found[0].timestamp)
 
 

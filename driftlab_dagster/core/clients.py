@@ -1,9 +1,9 @@
-"""Local model servers behind one interface: chat with a JSON reply, and embeddings.
+"""Local model servers behind one interface: chat with a JSON or plain-text reply, and embeddings.
 
 Two real clients, each through its ecosystem's own library: Ollama's native API through the official
 `ollama` client, and the OpenAI-compatible API (LM Studio, llama.cpp's llama-server, vLLM,
-llama-cpp-python's server) through the `openai` client. `ReplayClient` answers from a table or from
-recorded replies. `CachedClient` puts a content-addressed cache in front of any of them.
+llama-cpp-python's server) through the `openai` client. Recorded replies stand in for a server in
+`replay.py`; the content-addressed cache in front of any of them is `call_cache.py`.
 
 Every call is explicit about timeout, seed and temperature 0. Faults are outcomes, never poison:
 
@@ -11,29 +11,22 @@ Every call is explicit about timeout, seed and temperature 0. Faults are outcome
 - a dropped connection, a timeout, HTTP 429 or 5xx is retried with backoff; if it keeps failing, or a
   reply cannot be read (HTML, no choices, content that is not text), the call raises `ModelCallFailed`,
   which callers record as an outcome;
-- `CachedClient` checks each reply (size cap, then the caller's validator) before caching it, so garbage is
-  never replayed, and stops the run with `ModelServerDown` after a streak of failed calls;
 - credentials come from the environment (`OPENAI_API_KEY`, `OLLAMA_API_KEY`) and URLs are printed with any
   password removed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import re
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
 
 SEED = 7
 ATTEMPTS = 3  # one call plus two retries, for faults that may pass (a dropped connection, a 5xx, a timeout)
 BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
-MAX_REPLY_CHARS = 32_768  # a reply longer than this is not a fact list or an answer: refused, never cached
-MAX_FAILURE_STREAK = 8  # this many failed or unusable calls in a row stop the run: the server is broken
 MAX_EMBED_DIMENSIONS = 16_384
 
 
@@ -64,9 +57,9 @@ class ReplyInvalid(ModelCallFailed):
     """The server answered, but not with something this call can use; never cached."""
 
 
-def redact(url: str) -> str:
+def redact(url: str | None) -> str:
     """A URL as it may be printed or stored: any user:password part replaced."""
-    return re.sub(r"(?<=://)[^/@\s]*@", "***@", url)
+    return re.sub(r"(?<=://)[^/@\s]*@", "***@", url) if url else ""
 
 
 def server_down_message(api: str, url: str, detail: str) -> str:
@@ -90,7 +83,7 @@ def with_retries(call: Callable[[], Any], attempts: int = ATTEMPTS, backoff: flo
     raise AssertionError("unreachable")
 
 
-def _first_line(error: BaseException, limit: int = 200) -> str:
+def first_line(error: BaseException, limit: int = 200) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return text[:limit]
 
@@ -155,15 +148,15 @@ class OllamaClient:
         except ConnectionError as e:  # the client turns a refused or dropped connection into this
             raise TransientCallError("connection refused or dropped") from e
         except httpx.TimeoutException as e:
-            raise TransientCallError(f"timed out ({_first_line(e)})") from e
+            raise TransientCallError(f"timed out ({first_line(e)})") from e
         except self._ollama.ResponseError as e:
             status = getattr(e, "status_code", 0) or 0
             error = TransientCallError if status >= 500 or status == 429 else ModelCallFailed
-            raise error(f"HTTP {status}: {_first_line(e)}") from e
+            raise error(f"HTTP {status}: {first_line(e)}") from e
         except httpx.HTTPError as e:
-            raise TransientCallError(f"{type(e).__name__}: {_first_line(e)}") from e
+            raise TransientCallError(f"{type(e).__name__}: {first_line(e)}") from e
         except Exception as e:  # a body the client could not read (HTML, truncated JSON, wrong shape)
-            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {_first_line(e)})") from e
+            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {first_line(e)})") from e
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         return with_retries(lambda: self._once(fn))
@@ -231,9 +224,9 @@ class OpenAICompatibleClient:
             raise TransientCallError("connection refused or dropped") from e
         except openai.APIStatusError as e:
             error = TransientCallError if e.status_code >= 500 or e.status_code == 429 else ModelCallFailed
-            raise error(f"HTTP {e.status_code}: {_first_line(Exception(e.message))}") from e
+            raise error(f"HTTP {e.status_code}: {first_line(Exception(e.message))}") from e
         except Exception as e:  # a body the client could not read (HTML, truncated JSON, wrong shape)
-            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {_first_line(e)})") from e
+            raise ModelCallFailed(f"unreadable reply ({type(e).__name__}: {first_line(e)})") from e
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         return with_retries(lambda: self._once(fn))
@@ -311,252 +304,5 @@ class OpenAICompatibleClient:
         try:
             ordered = [d.embedding for d in sorted(data, key=lambda d: d.index)]
         except (AttributeError, TypeError) as e:
-            raise ReplyInvalid(f"unreadable embeddings ({_first_line(e)})") from None
+            raise ReplyInvalid(f"unreadable embeddings ({first_line(e)})") from None
         return check_embeddings(ordered, len(texts))
-
-
-class ReplayClient:
-    """Answers from a function of (system, user), or from recorded replies (`from_file`): for tests of
-    prompt building and reply parsing, and for Dagster-level tests of the model path without a server."""
-
-    api = "replay"
-    url = "replay://"
-
-    def __init__(self, reply: Callable[[str, str], str], model: str = "replay", embed: Callable[[str], list[float]] | None = None):
-        self._reply, self._embed = reply, embed
-        self._recorded: Callable[[str], str] | None = None
-        self.model, self.embed_model = model, model
-        self.calls: list[tuple[str, str]] = []
-
-    @classmethod
-    def from_file(cls, path: str | Path, model: str, embed_model: str | None = None) -> "ReplayClient":
-        """Replies recorded as JSON lines `{"key": <call_key>, "content": <reply text>}` (what
-        `write_replay_file` writes from a call cache). A call that was not recorded fails as an outcome."""
-        path = Path(path)
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise ModelServerDown(f"cannot read the replay file {path} ({type(e).__name__}): record one with "
-                                  "`write_replay_file` or point --replay-file at it") from None
-        recorded: dict[str, str] = {}
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                recorded[str(item["key"])] = str(item["content"])
-            except (ValueError, KeyError, TypeError):
-                raise ModelServerDown(f"{path}: line {n} is not a recorded reply "
-                                      '({"key": ..., "content": ...})') from None
-        embed_model = embed_model or model
-
-        def reply(key: str) -> str:
-            if key not in recorded:
-                raise ModelCallFailed("no recorded reply for this call in the replay file")
-            return recorded[key]
-
-        client = cls(lambda system, user: "", model=model)
-        client.embed_model = embed_model
-        client._recorded = reply
-        client._embed = lambda text: json.loads(reply(call_key(embed_model, "embed", text, None)))
-        return client
-
-    def check(self) -> None:
-        return None
-
-    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
-        self.calls.append((system, user))
-        if self._recorded is not None:
-            content = self._recorded(call_key(self.model, system, user, schema, max_tokens))
-        else:
-            content = self._reply(system, user)
-        return ChatReply(content, (len(system) + len(user)) // 4, len(content) // 4, 0.0)
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if self._embed is None:
-            raise ModelCallFailed("this replay client has no embeddings")
-        return [self._embed(t) for t in texts]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The content-addressed cache.
-
-
-def call_key(model: str, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> str:
-    """sha256 of everything that decides a temperature-0 reply: model, prompt, input, schema, seed, and the
-    reply length cap when there is one (a capped reply can be cut short)."""
-    parts: list[Any] = [model, system, user, schema, SEED, 0] + ([max_tokens] if max_tokens else [])
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass
-class CacheEntry:
-    key: str
-    kind: str  # "chat" or "embed"
-    model: str
-    content: str  # the reply text, or the embedding as JSON
-    input_tokens: int
-    output_tokens: int
-    latency_ms: float
-
-
-@dataclass
-class Spend:
-    """Tokens a live system would have paid (every call) versus what this run spent (cache misses)."""
-
-    calls: int = 0
-    hits: int = 0
-    live_input_tokens: int = 0
-    live_output_tokens: int = 0
-    spent_input_tokens: int = 0
-    spent_output_tokens: int = 0
-    model_ms: float = 0.0
-    failed: int = 0  # calls that raised after their retries (a timeout, a 5xx, an unreadable body)
-    invalid: int = 0  # replies that came back but could not be used (too long, not the expected JSON)
-
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.calls if self.calls else 0.0
-
-    def since(self, earlier: "Spend") -> "Spend":
-        """What was spent after `earlier` (a copy taken then): one partition's share of a run."""
-        return Spend(*(getattr(self, f) - getattr(earlier, f) for f in self.__dataclass_fields__))
-
-
-@dataclass
-class CachedClient:
-    """Any ModelClient behind a cache keyed by (model, prompt, input). Replies found in `entries` cost
-    nothing; new ones are checked (size, then the caller's `validate`) and only then added to `entries` and
-    listed in `new_entries` for the caller to persist. A streak of failed or unusable calls stops the run."""
-
-    inner: Any
-    entries: dict[str, CacheEntry] = field(default_factory=dict)
-    new_entries: list[CacheEntry] = field(default_factory=list)
-    spend: Spend = field(default_factory=Spend)
-    on_call: Callable[[ChatReply], None] | None = None
-    failure_streak: int = 0
-    last_failure: str = ""
-    # Calls that failed in this session, by key: asked again (another scenario re-reading the same page),
-    # they fail the same way without troubling the server. Never persisted: the next run asks again.
-    failed_keys: dict[str, ModelCallFailed] = field(default_factory=dict)
-    # Keys whose reply was unusable in an earlier run: asked again (the server may have been fixed), but a
-    # second unusable reply is that prompt's trouble, not news about the server, so it does not extend the
-    # streak. `new_failures` (key -> (model, reason)) is what this run adds, for the caller to persist.
-    known_invalid: set[str] = field(default_factory=set)
-    new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def api(self) -> str:
-        return self.inner.api
-
-    def _failed(self, error: ModelCallFailed) -> None:
-        self.failure_streak += 1
-        self.last_failure = str(error)
-        if self.failure_streak >= MAX_FAILURE_STREAK:
-            raise ModelServerDown(
-                f"the last {self.failure_streak} model calls to {redact(self.inner.url)} failed (last: {error}); "
-                "stopping instead of recording more empty outcomes: check the server and the model, then rerun "
-                "(replies already cached are kept)")
-
-    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None,
-                  validate: Callable[[str], object] | None = None) -> ChatReply:
-        """A reply, from the cache or the model. `validate(content)` raises (any exception) when the reply
-        is unusable; such a reply raises `ReplyInvalid` and is not cached."""
-        key = call_key(self.inner.model, system, user, schema, max_tokens)
-        entry = self.entries.get(key)
-        self.spend.calls += 1
-        if key in self.failed_keys:
-            error = self.failed_keys[key]
-            self.spend.invalid += isinstance(error, ReplyInvalid)
-            self.spend.failed += not isinstance(error, ReplyInvalid)
-            raise error
-        if entry is not None:
-            reply = ChatReply(entry.content, entry.input_tokens, entry.output_tokens, 0.0, cached=True)
-            self.spend.hits += 1
-        else:
-            try:
-                reply = self.inner.chat_json(system, user, schema, max_tokens)
-            except ModelCallFailed as e:
-                self.spend.failed += 1
-                self.failed_keys[key] = e
-                self._failed(e)
-                raise
-            self.spend.spent_input_tokens += reply.input_tokens
-            self.spend.spent_output_tokens += reply.output_tokens
-            self.spend.model_ms += reply.latency_ms
-            try:
-                check_reply(reply.content, validate)
-            except ReplyInvalid as e:
-                self.spend.invalid += 1
-                self.failed_keys[key] = e
-                self.new_failures[key] = (self.inner.model, str(e))
-                if key not in self.known_invalid:
-                    self._failed(e)
-                raise
-            self.failure_streak = 0
-            entry = CacheEntry(key, "chat", self.inner.model, reply.content, reply.input_tokens, reply.output_tokens,
-                               round(reply.latency_ms, 1))
-            self.entries[key] = entry
-            self.new_entries.append(entry)
-        self.spend.live_input_tokens += reply.input_tokens
-        self.spend.live_output_tokens += reply.output_tokens
-        if self.on_call:
-            self.on_call(reply)
-        return reply
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        keys = [call_key(self.inner.embed_model, "embed", t, None) for t in texts]
-        missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.entries))
-        if missing:
-            try:
-                vectors = self.inner.embed([t for _, t in missing])
-            except ModelCallFailed as e:
-                self.spend.failed += 1
-                self._failed(e)
-                raise
-            self.failure_streak = 0
-            for (k, _), v in zip(missing, vectors):
-                entry = CacheEntry(k, "embed", self.inner.embed_model, json.dumps(v), 0, 0, 0.0)
-                self.entries[k] = entry
-                self.new_entries.append(entry)
-        return [json.loads(self.entries[k].content) for k in keys]
-
-    def check(self) -> None:
-        self.inner.check()
-
-
-def check_reply(content: str, validate: Callable[[str], object] | None = None) -> None:
-    """Raise `ReplyInvalid` unless `content` is short enough and `validate` accepts it."""
-    if len(content) > MAX_REPLY_CHARS:
-        raise ReplyInvalid(f"reply of {len(content):,} characters (at most {MAX_REPLY_CHARS:,})")
-    if validate is not None:
-        try:
-            validate(content)
-        except Exception as e:  # noqa: BLE001 - any complaint of the validator means "do not keep this"
-            raise ReplyInvalid(f"unusable reply: {_first_line(e, 120)}") from None
-
-
-def write_replay_file(entries: Iterable[CacheEntry], path: str | Path) -> Path:
-    """Record replies (for example a run's `model_calls`) as a replay file, one JSON object a line."""
-    path = Path(path)
-    path.write_text("".join(json.dumps({"key": e.key, "content": e.content}, ensure_ascii=False) + "\n"
-                            for e in entries), encoding="utf-8")
-    return path
-
-
-def build_client(api: str, url: str | None, model: str, embed_model: str, timeout: float,
-                 api_key: str | None = None, replay_file: str | None = None) -> ModelClient:
-    if api == "ollama":
-        return OllamaClient(url, model, embed_model, timeout, api_key=api_key)
-    if api == "openai":
-        return OpenAICompatibleClient(url, model, embed_model, timeout, api_key=api_key)
-    if api == "replay":
-        if not replay_file:
-            raise ModelServerDown("--api replay needs --replay-file (recorded replies, JSON lines)")
-        return ReplayClient.from_file(replay_file, model, embed_model)
-    raise ValueError(f"unknown model API {api!r}: use 'ollama', 'openai' or 'replay'")

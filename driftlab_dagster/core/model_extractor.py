@@ -1,0 +1,128 @@
+"""The model-backed extractor: a page's statements, each asked about the relations it speaks of.
+
+A page is cut into units (the world's `text_units`: sentences, or prose units of a markdown page). A unit
+is asked only about the relations whose cue words it uses most (grounding.likeliest_relations), one call
+per relation, and a triple is kept only when the unit itself writes its subject and object (grounding.py).
+Units repeat across pages and days, so each (relation, unit) call is asked once, ever: the call cache
+serves the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .call_cache import CachedClient
+from .clients import ChatReply, ModelCallFailed, ModelServerDown
+from .extraction import Extraction
+from .grounding import ground, likeliest_relations
+from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple, split_sentences
+from .prompts import (
+    DEFAULT_EXTRACTION_PROMPT,
+    EXTRACTION_PROMPTS,
+    extraction_prompt_text,
+    model_extractor_id,
+    relation_schema,
+)
+from .replies import parse_relation, validate_relation_reply
+from .store import StoredPage
+
+
+@dataclass
+class _Tally:
+    """What one page's extraction found and cost, across its calls."""
+
+    triples: list[Triple] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = True
+
+
+class ModelExtractor:
+    """Reads a page with a local model; tokens come from the server's usage fields."""
+
+    kind = "model"
+    MAX_RELATION_TOKENS = 80  # one relation's two parts
+
+    def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = DEFAULT_EXTRACTION_PROMPT,
+                 extractor_id: str | None = None, world_text: str = "",
+                 units: Callable[[str], list[str]] = split_sentences):
+        if prompt_version not in EXTRACTION_PROMPTS:
+            raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of "
+                             f"{', '.join(EXTRACTION_PROMPTS)}")
+        self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
+        self.prompt = extraction_prompt_text(ontology, prompt_version, world_text)
+        self.relations = EXTRACTION_PROMPTS[prompt_version](ontology, world_text)
+        self.units = units  # how a page splits into what one call reads: sentences, or prose units
+        # The id the run was configured with (the graph's code version), stored on every fact it writes.
+        self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
+        self._ahead: dict[tuple[str, str], ChatReply | ModelCallFailed] = {}  # see read_ahead
+
+    def _readable_units(self, page: StoredPage) -> list[str]:
+        # No fact sentence is this long (the ontology never matches one either).
+        return [u for u in self.units(page.body) if len(u) <= MAX_SENTENCE_CHARS]
+
+    def read_ahead(self, pages: list[StoredPage]) -> None:
+        """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model
+        server reuses the evaluated prompt it shares with the call before (llama.cpp's prefix match), and
+        calls for one relation share its whole prompt but the unit. Page order alternates relations, so
+        each call re-reads the worked examples; in this order, only the first of each relation does. The
+        replies wait in `_ahead` for `extract`, which takes each one once, so cost and cache accounting are
+        the same as asking page by page."""
+        wanted: dict[tuple[str, str], Predicate] = {}
+        for page in pages:
+            for unit in self._readable_units(page):
+                for p in likeliest_relations(unit, self.ontology.predicates):
+                    wanted.setdefault((p.name, unit), p)
+        order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
+        for (name, unit), p in sorted(wanted.items(), key=lambda item: order[item[0][0]]):  # stable sort
+            try:
+                self._ahead[(name, unit)] = self.client.chat_json(
+                    self.relations[name], unit, relation_schema(p), self.MAX_RELATION_TOKENS,
+                    validate=validate_relation_reply)
+            except ModelServerDown:
+                self._ahead.clear()
+                raise
+            except ModelCallFailed as e:
+                self._ahead[(name, unit)] = e
+
+    def extract(self, page: StoredPage) -> Extraction:
+        tally = _Tally()
+        for unit in self._readable_units(page):
+            for t in self._relations(unit, tally):
+                kept = ground(t, self.ontology[t.predicate], unit)
+                if kept is not None and kept not in tally.triples:
+                    tally.triples.append(kept)
+        return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
+                          issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
+
+    def _ask(self, p: Predicate, unit: str, tally: _Tally) -> ChatReply | None:
+        try:
+            ahead = self._ahead.pop((p.name, unit), None)
+            if isinstance(ahead, ModelCallFailed):
+                raise ahead
+            reply = ahead or self.client.chat_json(self.relations[p.name], unit, relation_schema(p),
+                                                   self.MAX_RELATION_TOKENS, validate=validate_relation_reply)
+        except ModelCallFailed as e:
+            tally.issues.append(f"model call failed: {e}")
+            return None
+        tally.tokens_in += reply.input_tokens
+        tally.tokens_out += reply.output_tokens
+        tally.cached = tally.cached and reply.cached
+        return reply
+
+    def _relations(self, unit: str, tally: _Tally) -> list[Triple]:
+        """One call per relation whose cue words the unit uses most: a unit that speaks of no relation is
+        not asked about any, and one that speaks of prices is not asked about uptime."""
+        found = []
+        for p in likeliest_relations(unit, self.ontology.predicates):
+            reply = self._ask(p, unit, tally)
+            if reply is None:
+                continue
+            states, subject, obj, issue = parse_relation(reply.content)
+            if issue:
+                tally.issues.append(issue)
+            elif states and obj and (subject or p.fixed_subject):
+                found.append(Triple(subject or p.fixed_subject or "", p.name, obj))
+        return found

@@ -1,0 +1,57 @@
+"""How one run builds and reads its knowledge layer: the study's settings, with their defaults. The defaults
+call no model. `DriftlabConfig` (driftlab_dagster/config.py) carries them beside where the files are, the
+command line derives one flag per field, and `session.open_session` turns them into objects."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .prompts import DEFAULT_EXTRACTION_PROMPT, DEFAULT_READER_PROMPT, EXTRACTION_PROMPTS, READER_PROMPTS
+
+
+class StudySettings(BaseModel):
+    """How the knowledge layer is built and read. The defaults call no model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    extractor: Literal["regex", "model"] = Field(
+        "regex", description="who writes the graph: regex (the ontology's own patterns, no model) or model")
+    reader: Literal["deterministic", "model"] = Field(
+        "deterministic", description="who answers: deterministic (no model) or model (answers from the evidence)")
+    retrieval: Literal["bm25", "embed"] = Field(
+        "bm25", description="page retrieval: bm25 (rank-bm25) or embed (the model server's embeddings)")
+    api: Literal["ollama", "openai", "replay"] = Field(
+        "ollama", description="model API: ollama (native), openai (OpenAI-compatible: LM Studio, llama-server), "
+                              "replay (recorded replies from --replay-file, no server)")
+    url: str | None = Field(
+        None, description="model server URL (ollama: $OLLAMA_HOST or http://127.0.0.1:11434; openai: "
+                          "http://127.0.0.1:1234)")
+    model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
+    embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
+    prompt: str = Field(DEFAULT_EXTRACTION_PROMPT,
+                        description=f"extraction prompt version: {', '.join(EXTRACTION_PROMPTS)}")
+    reader_prompt: str = Field(DEFAULT_READER_PROMPT,
+                               description=f"model reader prompt version: {', '.join(READER_PROMPTS)} (plain-text "
+                                           "answers from evidence cut to the hop's statements)")
+    timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
+    replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
+
+    @field_validator("prompt")
+    @classmethod
+    def _known_prompt(cls, value: str) -> str:
+        if value not in EXTRACTION_PROMPTS:
+            raise ValueError(f"unknown extraction prompt {value!r}: use one of {', '.join(EXTRACTION_PROMPTS)}")
+        return value
+
+    @field_validator("reader_prompt")
+    @classmethod
+    def _known_reader_prompt(cls, value: str) -> str:
+        if value not in READER_PROMPTS:
+            raise ValueError(f"unknown reader prompt {value!r}: use one of {', '.join(READER_PROMPTS)}")
+        return value
+
+    @property
+    def uses_model(self) -> bool:
+        return self.extractor == "model" or self.reader == "model" or self.retrieval == "embed"
