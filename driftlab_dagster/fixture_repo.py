@@ -4,21 +4,32 @@ A commits folder holds one folder per commit, applied in name order (`01-start-t
 commit folder holds `commit.yaml`:
 
     message: "Refund window: 30 days becomes 45"   # the commit message
-    date: "2021-09-14T09:05:00 +0000"              # author and committer date, as git reads it
+    date: "2021-09-14T09:05:00 +0000"              # author and committer date, as git reads it (quoted,
+                                                   # or YAML turns it into a timestamp)
     move: [{from: old/path.md, to: new/path.md}]   # optional: `git mv`, before the files are written
     delete: [some/page.md]                         # optional: `git rm`, after the files are written
 
 and, at their repository paths, the full text of every file the commit creates or changes. Every commit has
 the same author and committer and its own fixed date, so the same folders give the same commit ids.
+
+`build_handbook(root)` builds the Thistlecombe handbook (data/fixtures/thistlecombe/, see its README) into
+`root`: `python -m driftlab_dagster.fixture_repo DIR` builds one to look at.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from driftlab_dagster.project import DATA_DIR
+
+HANDBOOK_DIR = DATA_DIR / "fixtures" / "thistlecombe"
 
 # The handbook fixture's identity, kept for every fixture: changing it changes every commit id.
 AUTHOR_NAME = "Thistlecombe Handbook"
@@ -51,7 +62,7 @@ def _apply(folder: Path, repo: Path) -> dict:
     """Apply one commit folder to the work tree (moves, writes, deletes) and return its commit.yaml."""
     meta = yaml.safe_load((folder / "commit.yaml").read_text(encoding="utf-8"))
     for move in meta.get("move") or []:
-        (repo / move["to"]).parent.mkdir(parents=True, exist_ok=True)
+        (repo / move["to"]).parent.mkdir(parents=True, exist_ok=True)  # git mv does not create folders
         git(repo, "mv", move["from"], move["to"])
     for source in sorted(p for p in folder.rglob("*") if p.is_file() and p != folder / "commit.yaml"):
         target = repo / source.relative_to(folder)
@@ -80,3 +91,32 @@ def build_repository(commits_dir: Path, repo: Path) -> list[str]:
         git(repo, "commit", "-q", "--no-verify", "-m", meta["message"], env=env)
         commits.append(git(repo, "rev-parse", "HEAD").strip())
     return commits
+
+
+@dataclass(frozen=True)
+class HandbookRepo:
+    """The built handbook fixture: its files, its checkpoints and its commit ids."""
+    root: Path
+    repo: Path                      # the git repository (work tree at the last commit)
+    world: Path                     # root/handbook.yaml
+    questions: Path                 # root/handbook_questions.yaml
+    checkpoints: tuple[dt.date, ...]
+    commits: tuple[str, ...]        # commit ids, oldest first, one per commit folder
+
+
+def build_handbook(root: Path) -> HandbookRepo:
+    """Write the handbook repository at root/repo, the world file and the questions file; return their paths."""
+    root = Path(root)
+    commits = build_repository(HANDBOOK_DIR / "commits", root / "repo")
+    world = shutil.copyfile(HANDBOOK_DIR / "handbook.yaml", root / "handbook.yaml")
+    questions = shutil.copyfile(HANDBOOK_DIR / "handbook_questions.yaml", root / "handbook_questions.yaml")
+    checkpoints = yaml.safe_load(world.read_text(encoding="utf-8"))["corpus"]["checkpoints"]
+    return HandbookRepo(root=root, repo=root / "repo", world=world, questions=questions,
+                        checkpoints=tuple(checkpoints), commits=tuple(commits))
+
+
+if __name__ == "__main__":
+    import sys
+
+    built = build_handbook(Path(sys.argv[1]))
+    print(built.repo, built.commits[-1])
