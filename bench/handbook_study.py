@@ -1,5 +1,5 @@
 """The whole drift study on a prose handbook with years of git history, on the shipped 0.5B model: the
-Thistlecombe handbook fixture (driftlab_dagster_tests/support/handbook.py) is built into a fresh git
+Thistlecombe handbook fixture (data/fixtures/thistlecombe/) is built into a fresh git
 repository, then run through the documented path (`driftlab run --world handbook.yaml --extractor model
 --reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
 
@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer  # noqa: E402
-from driftlab_dagster_tests.support.handbook import build_handbook  # noqa: E402
 
 
 def pct(part: int, whole: int) -> str:

@@ -100,7 +100,7 @@ def test_check_world_accepts_the_bundled_world():
 
 
 def test_check_world_validates_a_git_sourced_world_one_line_per_problem(tmp_path):
-    from driftlab_dagster_tests.support.handbook import build_handbook
+    from driftlab_dagster.fixture_repo import build_handbook
 
     built = build_handbook(tmp_path / "hb")
     done = _driftlab("check-world", str(built.world))

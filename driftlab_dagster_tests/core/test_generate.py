@@ -12,10 +12,10 @@ import pytest
 
 from driftlab_dagster.core.generate import CannotScale, dump_world, scale_world
 from driftlab_dagster.core.study import run_study
-from driftlab_dagster.core.world.templated_spec import MAX_PAGES
 from driftlab_dagster.core.world.loader import load_world, parse_world
+from driftlab_dagster.core.world.templated_spec import MAX_PAGES
+from driftlab_dagster.fixture_repo import build_handbook
 from driftlab_dagster.project import DATA_DIR, PROJECT_ROOT
-from driftlab_dagster_tests.support.handbook import build_handbook
 
 WORLDS = sorted((DATA_DIR / "worlds").glob("*.yaml"))
 

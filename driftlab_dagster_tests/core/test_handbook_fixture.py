@@ -1,10 +1,11 @@
 """The Thistlecombe handbook fixture: a made-up company's prose handbook, built commit by commit into git.
 
-`driftlab_dagster_tests.support.handbook.build_handbook` writes a git repository, a corpus world file and a
-questions file in the format of docs/your-own-wiki.md. These tests check the fixture itself, with git and
-plain file reads only (not the project's loader): the history is long and deterministic, the pages come in
-varied styles, every kind of drift the study measures really happens in the history, and every answer in
-the questions file is stated, as a whole word, on a page the caller may read at that checkpoint.
+`driftlab_dagster.fixture_repo.build_handbook` builds data/fixtures/thistlecombe/ into a git repository, a
+corpus world file and a questions file in the format of docs/your-own-wiki.md. These tests check the fixture
+itself, with git and plain file reads only (not the project's loader): the history is long and deterministic,
+the pages come in varied styles, every kind of drift the study measures really happens in the history, and
+every answer in the questions file is stated, as a whole word, on a page the caller may read at that
+checkpoint.
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ import re
 import pytest
 import yaml
 
-from driftlab_dagster_tests.support.handbook import (
-    HISTORY,
-    HandbookRepo,
-    build_handbook,
-    git,
-)
+from driftlab_dagster.fixture_repo import HANDBOOK_DIR, HandbookRepo, build_handbook, commit_folders, git
 
 NONE = "none"
+# The commits as the tests name them, C01..C17: commit folder NN-slug is CNN.
+KEYS = [f"C{folder.name[:2]}" for folder in commit_folders(HANDBOOK_DIR / "commits")]
 
 
 # ----- reading the repository with git -----
@@ -92,11 +90,11 @@ class Handbook:
         return "public"
 
     def commit(self, key: str) -> tuple[str, dt.datetime, str]:
-        return self.log[[c.key for c in HISTORY].index(key)]
+        return self.log[KEYS.index(key)]
 
     def before_and_after(self, key: str) -> tuple[dict[str, str], dict[str, str]]:
         """The pages just before and just after the commit named `key` (C01..C17)."""
-        i = [c.key for c in HISTORY].index(key)
+        i = KEYS.index(key)
         return (self.pages_at_commit(self.log[i - 1][0]) if i else {}), self.pages_at_commit(self.log[i][0])
 
 
@@ -118,7 +116,7 @@ def hb(tmp_path_factory: pytest.TempPathFactory) -> Handbook:
 # ----- the history -----
 
 def test_the_history_has_at_least_twelve_commits_over_more_than_three_years(hb):
-    assert len(hb.log) == len(HISTORY) >= 12
+    assert len(hb.log) == len(KEYS) >= 12
     assert [sha for sha, _, _ in hb.log] == list(hb.built.commits)
     dates = [when for _, when, _ in hb.log]
     assert dates == sorted(dates)
@@ -261,7 +259,7 @@ def test_git_records_pages_moved_and_pages_deleted(hb):
             changes[sha] = []
         elif line.strip():
             changes[sha].append(line.split("\t"))
-    by_key = {c.key: changes[hb.commit(c.key)[0]] for c in HISTORY}
+    by_key = {key: changes[hb.commit(key)[0]] for key in KEYS}
     assert ["R100", "handbook/faq.md", "handbook/support/faq.md"] in by_key["C08"]  # moved unchanged
     assert any(c[0].startswith("R") and c[1:] == ["handbook/tools/stockpot.md", "handbook/tools/larder.md"]
                for c in by_key["C07"])

@@ -15,10 +15,10 @@ import pytest
 from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.fixture_repo import build_handbook
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
 from driftlab_dagster_tests.conftest import config_for
-from driftlab_dagster_tests.support.handbook import build_handbook
 
 pytestmark = pytest.mark.model
 
