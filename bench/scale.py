@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from driftlab_dagster.core.extraction import RegexExtractor, patch_changed_pages  # noqa: E402
+from driftlab_dagster.core.layer import KnowledgeLayer  # noqa: E402
 from driftlab_dagster.core.reports import cost_curve_plot  # noqa: E402
 from driftlab_dagster.core.retrieval import Bm25Retriever, tokenize  # noqa: E402
 from driftlab_dagster.core.store import Store  # noqa: E402
@@ -183,7 +184,7 @@ def store_queries(world, pages: list) -> dict[str, float]:  # type: ignore[no-un
     for p in pages:
         store.upsert_page(p.id, p.title, p.body, at)
     started = time.perf_counter()
-    patch_changed_pages(store, RegexExtractor(world.ontology), at, 0)
+    patch_changed_pages(KnowledgeLayer(store), RegexExtractor(world.ontology), at, 0)
     build = time.perf_counter() - started
     slots = [(store.resolve(q.entity), q.hops[0]) for q in world.questions_at(0)]
     slots = [(e, p) for e, p in slots if e is not None]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .designs import DESIGNS, Agent, Design
 from .extraction import Extractor
-from .governed import GovernedResolver, GovernedStore
+from .governed import GovernedResolver
+from .layer import KnowledgeLayer
 from .readers import Reader
 from .retrieval import Bm25Retriever
 from .scoring import outcome_of
-from .store import Store
 from .world import World
 
 RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome", "hedged", "answer", "expected", "why"]
@@ -16,17 +16,19 @@ RESULT_COLUMNS = ["scenario", "design", "step", "question", "drifted", "outcome"
 RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
 
 
-def evaluate(store: Store, world: World, scenario: str, step: int, reader: Reader,
+def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
              designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None,
-             governed: GovernedStore | None = None, extractor: Extractor | None = None) -> list[dict]:
-    """One row per (design, question): the answer, whether it is right, hedged, and why. Pages the
-    Governed graph has not read yet are read at question time by `extractor` (the run's own).
+             extractor: Extractor | None = None) -> list[dict]:
+    """One row per (design, question): the answer, whether it is right, hedged, and why. The Governed design
+    is asked when the layer keeps a governed graph; pages it has not read yet are read at question time by
+    `extractor` (the run's own).
 
     A row is "drifted" when the event that flips its answer (or the name in it) has already happened.
     """
+    store = layer.store
     retriever = retriever or Bm25Retriever(store.sorted_pages())
     read = (lambda page: extractor.extract(page).triples) if extractor is not None else None
-    resolver = GovernedResolver(governed, store.sorted_pages(), read) if governed is not None else None
+    resolver = GovernedResolver(layer.governed, store.sorted_pages(), read) if layer.governed is not None else None
     rows = []
     for design in designs:
         if design is Design.GOVERNED and resolver is None:

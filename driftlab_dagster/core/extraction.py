@@ -13,14 +13,12 @@ import datetime as dt
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from .layer import KnowledgeLayer
 from .ontology import Ontology, Triple
-from .store import Store, StoredPage
+from .store import StoredPage
 from .world import World
-
-if TYPE_CHECKING:
-    from .governed import GovernedStore
 
 
 @dataclass(frozen=True)
@@ -107,80 +105,53 @@ PATCH_PAGES = "patch changed pages"
 PATCH_RECORD = "patch from record"
 
 
-def extract_pages(store: Store, extractor: Extractor, pages: list[StoredPage], at: dt.datetime,
-                  approach: str, event: int, governed: "GovernedStore | None" = None) -> CostSample:
+def extract_pages(layer: KnowledgeLayer, extractor: Extractor, pages: list[StoredPage], at: dt.datetime,
+                  approach: str, event: int) -> CostSample:
     started = time.perf_counter()
-    writes_before = store.graph_writes
+    writes_before = layer.graph_writes
     read_ahead = getattr(extractor, "read_ahead", None)  # a model extractor's call order (see ModelExtractor)
     if read_ahead is not None:
         read_ahead(pages)
     results = [(page, extractor.extract(page)) for page in pages]
-    renames = extractor.ontology.rename_predicates()
-    # Renames first, so facts that use the new name land on the existing node.
-    for _, result in results:
-        for t in result.triples:
-            if t.predicate in renames:
-                store.apply_rename(t.subject, t.object)
-    for page, result in results:
-        store.replace_page_facts(page, result.triples, at, skip_predicates=renames, extractor=extractor.id,
-                                 issue=result.issue)
-    if governed is not None:  # the same reading, kept the governed way (see governed.py)
-        for page, result in results:
-            for t in result.triples:
-                if t.predicate in renames:
-                    governed.rename(t.subject, t.object, page.updated_at)
-        for page, result in results:
-            governed.apply_page(page, result.triples, at, extractor.id, renames)
+    layer.apply_readings([(page, r.triples, r.issue) for page, r in results], at, extractor.id,
+                         extractor.ontology.rename_predicates())
     paid = [r for _, r in results if not r.estimated and not r.cached]
     return CostSample(
         approach, event, len(pages),
         sum(r.input_tokens for _, r in results), sum(r.output_tokens for _, r in results),
-        store.graph_writes - writes_before, _ms_since(started), any(r.estimated for _, r in results),
+        layer.graph_writes - writes_before, _ms_since(started), any(r.estimated for _, r in results),
         sum(r.input_tokens for r in paid), sum(r.output_tokens for r in paid),
     )
 
 
-def full_reextract(store: Store, extractor: Extractor, at: dt.datetime, event: int,
-                   governed: "GovernedStore | None" = None) -> CostSample:
+def full_reextract(layer: KnowledgeLayer, extractor: Extractor, at: dt.datetime, event: int) -> CostSample:
     """Clear the graph and read every page. As in the post, the cost counts the extraction pass; clearing
     the old graph is not counted as writes. (The governed graph is never cleared: every page's new reading
     supersedes its old one.)"""
-    store.clear_graph()
-    return extract_pages(store, extractor, store.sorted_pages(), at, FULL, event, governed)
+    layer.begin_rebuild()
+    return extract_pages(layer, extractor, layer.store.sorted_pages(), at, FULL, event)
 
 
-def patch_changed_pages(store: Store, extractor: Extractor, at: dt.datetime, event: int,
-                        governed: "GovernedStore | None" = None) -> CostSample:
+def patch_changed_pages(layer: KnowledgeLayer, extractor: Extractor, at: dt.datetime, event: int) -> CostSample:
     """Re-read the pages changed since the last extraction; drop what deleted pages said."""
+    store = layer.store
     pending = store.pages_changed_since_extraction()
-    writes_before = store.graph_writes
+    writes_before = layer.graph_writes
     for gone in [pid for pid in pending if pid not in store.pages]:
-        store.forget_page(gone)
-        if governed is not None:
-            governed.forget_page(gone, at)
-    forgotten = store.graph_writes - writes_before
-    sample = extract_pages(store, extractor, store.sorted_pages(pending), at, PATCH_PAGES, event, governed)
+        layer.forget_page(gone, at)
+    forgotten = layer.graph_writes - writes_before
+    sample = extract_pages(layer, extractor, store.sorted_pages(pending), at, PATCH_PAGES, event)
     return replace(sample, graph_writes=sample.graph_writes + forgotten)
 
 
-def patch_from_record(store: Store, world: World, step: int,
-                      governed: "GovernedStore | None" = None) -> CostSample:
+def patch_from_record(layer: KnowledgeLayer, world: World, step: int) -> CostSample:
     """No pages are read: the change comes from the system that owns the fact (HR, billing, CMDB)."""
     started = time.perf_counter()
-    writes_before = store.graph_writes
+    writes_before = layer.graph_writes
     at = world.checkpoints[step].at
-    for kind, change, source in world.record_changes(step):
-        if kind == "rename":
-            new_name, old_name = change
-            store.apply_rename(new_name, old_name)
-            if governed is not None:
-                governed.rename(new_name, old_name, at)
-        else:
-            subject, predicate, obj = change
-            store.replace_fact(subject, predicate, obj, source, at)
-            if governed is not None:
-                governed.apply_record(subject, predicate, obj, source, at)
-    return CostSample(PATCH_RECORD, step, 0, 0, 0, store.graph_writes - writes_before, _ms_since(started), False)
+    for change in world.record_changes(step):
+        layer.apply_record_change(change, at)
+    return CostSample(PATCH_RECORD, step, 0, 0, 0, layer.graph_writes - writes_before, _ms_since(started), False)
 
 
 def _ms_since(started: float) -> int:

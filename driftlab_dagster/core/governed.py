@@ -84,6 +84,9 @@ class Resolution:
 
 
 class GovernedStore:
+    """The governed graph: bi-temporal facts on canonical entities (see the module docstring). It implements
+    the graph contract (layer.GraphBackend)."""
+
     def __init__(self, world: World):
         self.world = world
         self.facts: dict[int, GovernedFact] = {}
@@ -160,7 +163,7 @@ class GovernedStore:
         return [n.name for n in self._names_by()[1].get(entity_id, []) if n.valid_from <= when
                 and (n.valid_to is None or when < n.valid_to)]
 
-    def rename(self, new: str, old: str, when: dt.datetime) -> None:
+    def apply_rename(self, new: str, old: str, when: dt.datetime) -> None:
         """"new was formerly called old", from `when` on: close the old name, open the new one, and merge a
         separate node for the new name if extraction already made one. Saying it again changes nothing."""
         key = self.world.name_key
@@ -198,20 +201,16 @@ class GovernedStore:
         return [f for _, f in sorted(self.facts.items()) if f.retracted_at is None]
 
     def apply_page(self, page: StoredPage, triples: Iterable[Triple], at: dt.datetime, extractor: str,
-                   renames: set[str]) -> None:
-        """What the page says now supersedes what its earlier versions said; nothing else moves."""
-        triples = list(triples)
-        for t in triples:
-            if t.predicate in renames:
-                self.rename(t.subject, t.object, page.updated_at)
+                   issue: str = "") -> None:
+        """What the page says now (renames excluded: they come through `apply_rename`) supersedes what its
+        earlier versions said; nothing else moves."""
         said = {}
         for t in triples:
-            if t.predicate not in renames:
-                # The ontology names the only subject some predicates have ("Retention policy"): a model
-                # that wrote "Shipment data" still stored a retention period, of that subject.
-                subject = self.world.ontology[t.predicate].fixed_subject or t.subject
-                entity_id = self.ensure_entity(subject, page.updated_at)
-                said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
+            # The ontology names the only subject some predicates have ("Retention policy"): a model that
+            # wrote "Shipment data" still stored a retention period, of that subject.
+            subject = self.world.ontology[t.predicate].fixed_subject or t.subject
+            entity_id = self.ensure_entity(subject, page.updated_at)
+            said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
         for fact in self.active_from(page.id):
             key = (fact.entity_id, fact.predicate, fact.object.casefold())
             if key in said:
@@ -226,6 +225,9 @@ class GovernedStore:
             self._record(entity_id, predicate, obj, page.id, page.version, extractor, page.updated_at, at,
                          page.audience)
         self.extractions[page.id] = (page.version, at)
+
+    def begin_rebuild(self) -> None:
+        """Nothing to clear: a full re-extraction's readings supersede the old ones page by page."""
 
     def forget_page(self, page_id: str, at: dt.datetime) -> None:
         """A deleted page: what it said stopped being true when the graph learned it was gone."""

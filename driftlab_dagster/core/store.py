@@ -57,7 +57,10 @@ class ExtractionEntry:
 
 
 class Store:
-    """Pages, entity graph and extraction log for one scenario's knowledge layer."""
+    """Pages, entity graph and extraction log for one scenario's knowledge layer: the post's graph, where a
+    page's new reading replaces what it said, and a rebuild starts from nothing. It implements the graph
+    contract (layer.GraphBackend); its graph keeps no time, so the `when` and `at` it is handed where only
+    the governed graph needs them are ignored."""
 
     def __init__(self) -> None:
         self.pages: dict[str, StoredPage] = {}
@@ -106,7 +109,7 @@ class Store:
         among the pages changed since extraction)."""
         self.pages.pop(page_id, None)
 
-    def forget_page(self, page_id: str) -> None:
+    def forget_page(self, page_id: str, at: dt.datetime | None = None) -> None:
         """Drop a deleted page's facts and its line of the extraction log."""
         self._delete_facts(self._facts_by_source.get(page_id, ()))
         self.extractions.pop(page_id, None)
@@ -158,7 +161,7 @@ class Store:
         self._entity_by_name[name.casefold()] = entity_id
         self.graph_writes += 1
 
-    def apply_rename(self, new_name: str, old_name: str) -> None:
+    def apply_rename(self, new_name: str, old_name: str, when: dt.datetime | None = None) -> None:
         """"new was formerly called old": rename in place, keep the old name as an alias, and merge if
         extraction already created a separate node for the new name."""
         old_id, new_id = self.resolve(old_name), self.resolve(new_name)
@@ -223,30 +226,29 @@ class Store:
             self._max_fact_id = max(self.facts, default=0)
         self.graph_writes += max(len(doomed), 1)
 
-    def replace_page_facts(self, page: StoredPage, triples: Iterable[Triple], extracted_at: dt.datetime,
-                           skip_predicates: set[str], extractor: str = "", issue: str = "") -> None:
-        """Delete what this page contributed, store what it says now, and log the version read."""
+    def apply_page(self, page: StoredPage, triples: Iterable[Triple], extracted_at: dt.datetime, extractor: str = "",
+                   issue: str = "") -> None:
+        """Delete what this page contributed, store what it says now (renames excluded: they come through
+        `apply_rename`), and log the version read."""
         self._delete_facts(self._facts_by_source.get(page.id, ()))
         for t in triples:
-            if t.predicate in skip_predicates:
-                continue
             entity_id = self.ensure_entity(t.subject)
             self._insert_fact(entity_id, t.predicate, t.object.strip(), page.id, page.version, extracted_at,
                               page.updated_at, extractor, page.audience)
         self.extractions[page.id] = ExtractionEntry(page.id, page.version, extracted_at, extractor, issue)
 
-    def replace_fact(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime,
-                     audience: str = "public") -> None:
+    def apply_record(self, entity: str, predicate: str, obj: str, source: str, at: dt.datetime) -> None:
         """System-of-record patch: the new value supersedes every extracted value for that slot."""
         entity_id = self.ensure_entity(entity)
         self._delete_facts(self._facts_by_slot.get((entity_id, predicate), ()))
-        self._insert_fact(entity_id, predicate, obj, source, 1, at, at, audience=audience)
+        self._insert_fact(entity_id, predicate, obj, source, 1, at, at)
 
     def facts_about(self, entity_id: int, predicate: str) -> list[Fact]:
         """Facts on one (entity, predicate) slot, oldest id first."""
         return [self.facts[i] for i in sorted(self._facts_by_slot.get((entity_id, predicate), ()))]
 
-    def clear_graph(self) -> None:
+    def begin_rebuild(self) -> None:
+        """A full re-extraction starts from an empty graph and an empty extraction log (pages stay)."""
         for table in (self.facts, self.aliases, self.entities):
             self.graph_writes += max(len(table), 1)
             table.clear()

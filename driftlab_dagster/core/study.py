@@ -14,6 +14,7 @@ from .designs import ALL_DESIGNS, Design
 from .evaluation import accuracy, evaluate
 from .extraction import CostSample, Extractor, RegexExtractor, full_reextract, patch_changed_pages, patch_from_record
 from .governed import GovernedStore
+from .layer import KnowledgeLayer
 from .readers import DeterministicReader, Reader
 from .store import Store, StoredPage
 from .world import Page, World
@@ -26,13 +27,14 @@ def pages_at(world: World, step: int) -> dt.datetime:
     return world.initial_pages_at if step == 0 else world.checkpoints[step].at
 
 
-def sync_pages(store: Store, pages: Iterable[Page | StoredPage], at: dt.datetime,
+def sync_pages(layer: KnowledgeLayer, pages: Iterable[Page | StoredPage], at: dt.datetime,
                renames: dict[str, str] | None = None) -> list[str]:
-    """Make the store's pages the step's pages: renames first (old id -> new id), then every page's text
-    (dated by its own updated_at when it has one, else `at`), then pages that are gone are deleted.
-    Returns the ids of pages that are new or changed."""
+    """Make the layer's pages the step's pages: renames first (old id -> new id, in every graph too), then
+    every page's text (dated by its own updated_at when it has one, else `at`), then pages that are gone are
+    deleted. Returns the ids of pages that are new or changed."""
     for old, new in (renames or {}).items():
-        store.rename_page(old, new)
+        layer.rename_page(old, new)
+    store = layer.store
     pages = list(pages)
     changed = [p.id for p in pages
                if store.upsert_page(p.id, p.title, p.body, getattr(p, "updated_at", None) or at,
@@ -45,68 +47,51 @@ def sync_pages(store: Store, pages: Iterable[Page | StoredPage], at: dt.datetime
 
 def page_history(world: World, scenario: str, upto_step: int) -> list[tuple[list[StoredPage], list[str]]]:
     """For each step 0..upto_step: the stored pages (with versions) and the ids that changed that step."""
-    store = Store()
+    layer = KnowledgeLayer(Store())
     history = []
     for step in range(upto_step + 1):
-        changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step),
+        changed = sync_pages(layer, world.pages_at(scenario, step), pages_at(world, step),
                              world.renames_at(scenario, step))
-        history.append((store.sorted_pages(), changed))
+        history.append((layer.store.sorted_pages(), changed))
     return history
 
 
-def initial_load(store: Store, extractor: Extractor, world: World, governed: GovernedStore | None = None) -> CostSample:
-    return full_reextract(store, extractor, world.start, 0, governed)
+def initial_load(layer: KnowledgeLayer, extractor: Extractor, world: World) -> CostSample:
+    return full_reextract(layer, extractor, world.start, 0)
 
 
-def maintain(store: Store, world: World, scenario: str, step: int, extractor: Extractor,
-             governed: GovernedStore | None = None) -> CostSample | None:
+def maintain(layer: KnowledgeLayer, world: World, scenario: str, step: int, extractor: Extractor) -> CostSample | None:
     """The scenario's graph policy after the event of `step` (the pages are already synced)."""
     checkpoint = world.checkpoints[step]
     policy = world.scenario_graph_policy(scenario)
     if policy == "patch_changed_pages":
-        return patch_changed_pages(store, extractor, checkpoint.at, step, governed)
+        return patch_changed_pages(layer, extractor, checkpoint.at, step)
     if policy == "patch_from_record":
-        return patch_from_record(store, world, step, governed)
+        return patch_from_record(layer, world, step)
     return None  # nobody re-ran the pipeline
 
 
-def replay_steps(world: World, scenario: str, pages_by_step: Iterable[Iterable[Page | StoredPage]],
-                 extractor: Extractor, governed: GovernedStore | None = None,
-                 renames_by_step: list[dict[str, str]] | None = None,
-                 resume: tuple[int, Store] | None = None,
-                 ) -> Iterator[tuple[int, Store, CostSample | None]]:
+def replay_steps(world: World, scenario: str, layer: KnowledgeLayer,
+                 pages_by_step: Iterable[Iterable[Page | StoredPage]], extractor: Extractor,
+                 renames_by_step: list[dict[str, str]] | None = None, first: int = 0,
+                 ) -> Iterator[tuple[int, KnowledgeLayer, CostSample | None]]:
     """The scenario's knowledge layer step by step: initial load, then each event's page changes (pages
-    moved, `renames_by_step`, first) and maintenance, in order. Yields (step, the store after that step,
-    that step's maintenance cost or None); the store is the same object throughout, so snapshot it before
-    asking for the next step. A governed store, if given, is kept in step from the same readings.
+    moved, `renames_by_step`, first) and maintenance, in order. Yields (step, the layer after that step,
+    that step's maintenance cost or None); the layer is the same object throughout, so snapshot it before
+    asking for the next step.
 
-    `resume=(first, store)` starts at step `first` from `store` (and `governed`) as they stood after step
-    `first - 1`, e.g. loaded from the warehouse; `pages_by_step` and `renames_by_step` then begin at `first`."""
-    first, store = resume if resume is not None else (0, Store())
+    With `first` > 0, `layer` stands as it did after step `first - 1` (e.g. loaded from the warehouse), and
+    `pages_by_step` and `renames_by_step` begin at step `first`."""
     for offset, pages in enumerate(pages_by_step):
         step = first + offset
-        renames = renames_by_step[offset] if renames_by_step else {}
-        if governed is not None:
-            for old, new in renames.items():
-                governed.rename_page(old, new)
-        sync_pages(store, pages, pages_at(world, step), renames)
-        cost = (initial_load(store, extractor, world, governed) if step == 0
-                else maintain(store, world, scenario, step, extractor, governed))
-        yield step, store, cost
+        sync_pages(layer, pages, pages_at(world, step), renames_by_step[offset] if renames_by_step else {})
+        cost = (initial_load(layer, extractor, world) if step == 0
+                else maintain(layer, world, scenario, step, extractor))
+        yield step, layer, cost
 
 
-def replay_graph(world: World, scenario: str, pages_by_step: list[Iterable[Page | StoredPage]],
-                 extractor: Extractor, governed: GovernedStore | None = None) -> tuple[Store, list[CostSample]]:
-    """The scenario's knowledge layer after the last step given, and each step's maintenance cost."""
-    store, costs = Store(), []
-    for _, store, cost in replay_steps(world, scenario, pages_by_step, extractor, governed):
-        if cost is not None:
-            costs.append(cost)
-    return store, costs
-
-
-def graph_only_accuracy(store: Store, world: World, scenario: str, step: int, reader: Reader) -> float:
-    return accuracy(evaluate(store, world, scenario, step, reader, designs=[Design.GRAPH]))
+def graph_only_accuracy(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader) -> float:
+    return accuracy(evaluate(layer, world, scenario, step, reader, designs=[Design.GRAPH]))
 
 
 @dataclass(frozen=True)
@@ -138,18 +123,20 @@ def maintenance_comparisons(world: World, steps: Iterable[int], extractor: Extra
         stale_pages: str | None = _scenario_with(world, pages="none", graph="patch_from_record")
     except ValueError:
         stale_pages = None
-    patched = replay_steps(world, fresh, (world.pages_at(fresh, s) for s in range(wanted[-1] + 1)), extractor,
-                           renames_by_step=[world.renames_at(fresh, s) for s in range(wanted[-1] + 1)])
-    recorded = (replay_steps(world, stale_pages, (world.pages_at(stale_pages, s) for s in range(wanted[-1] + 1)),
-                             extractor) if stale_pages else None)
+    patched = replay_steps(world, fresh, KnowledgeLayer(Store()),
+                           (world.pages_at(fresh, s) for s in range(wanted[-1] + 1)), extractor,
+                           [world.renames_at(fresh, s) for s in range(wanted[-1] + 1)])
+    recorded = (replay_steps(world, stale_pages, KnowledgeLayer(Store()),
+                             (world.pages_at(stale_pages, s) for s in range(wanted[-1] + 1)), extractor)
+                if stale_pages else None)
     rows: dict[int, list[CostRow]] = {}
-    graph: Store | None = None  # the patched graph as it stood after the previous step
+    graph: KnowledgeLayer | None = None  # the patched graph as it stood after the previous step
     for step in range(wanted[-1] + 1):
         full_row = None
         if step in wanted:
             # The rebuild starts from the graph as it stood before this event, with this event's pages.
             assert graph is not None
-            rebuilt = graph.copy()
+            rebuilt = KnowledgeLayer(graph.store.copy())
             sync_pages(rebuilt, world.pages_at(fresh, step), pages_at(world, step), world.renames_at(fresh, step))
             full = full_reextract(rebuilt, extractor, world.checkpoints[step].at, step)
             full_row = CostRow(full, graph_only_accuracy(rebuilt, world, fresh, step, reader))
@@ -184,10 +171,11 @@ def repair(stale: Store, world: World, scenario: str, extractor: Extractor, read
     outcomes = {}
     last = len(world.checkpoints) - 1
     for approach, run in (("full", full_reextract), ("patch", patch_changed_pages)):
-        store = stale.copy()
-        sample = run(store, extractor, world.repair_at, REPAIR_EVENT)
+        layer = KnowledgeLayer(stale.copy())
+        sample = run(layer, extractor, world.repair_at, REPAIR_EVENT)
         sample = replace(sample, approach=f"repair: {sample.approach}")
-        outcomes[approach] = RepairOutcome(store, CostRow(sample, graph_only_accuracy(store, world, scenario, last, reader)))
+        outcomes[approach] = RepairOutcome(layer.store, CostRow(sample, graph_only_accuracy(layer, world, scenario,
+                                                                                            last, reader)))
     return outcomes
 
 
@@ -218,14 +206,13 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
     last = len(world.checkpoints) - 1
     stale_end: Store | None = None
     for scenario in world.scenario_names:
-        governed = GovernedStore(world)
-        steps = replay_steps(world, scenario, (world.pages_at(scenario, s) for s in range(last + 1)), extractor,
-                             governed, [world.renames_at(scenario, s) for s in range(last + 1)])
-        for step, store, _ in steps:
-            results.extend(evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed,
-                                    extractor=extractor))
+        layer = KnowledgeLayer(Store(), GovernedStore(world))
+        steps = replay_steps(world, scenario, layer, (world.pages_at(scenario, s) for s in range(last + 1)),
+                             extractor, [world.renames_at(scenario, s) for s in range(last + 1)])
+        for step, layer, _ in steps:
+            results.extend(evaluate(layer, world, scenario, step, reader, ALL_DESIGNS, extractor=extractor))
         if scenario == stale_graph_scenario(world):
-            stale_end = store
+            stale_end = layer.store
     passes = [row for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values()
               for row in rows]
     assert stale_end is not None

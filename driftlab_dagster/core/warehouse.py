@@ -24,6 +24,7 @@ import duckdb
 import pandas as pd
 
 from .governed import EntityName, GovernedFact, GovernedStore
+from .layer import KnowledgeLayer
 from .store import Store, StoredPage
 from .world import World
 
@@ -341,6 +342,12 @@ def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: 
         _slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
         _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name"),
         {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()})
+
+
+def stored_layer(conn: duckdb.DuckDBPyConnection, world: World, where: Slice) -> KnowledgeLayer:
+    """One partition's knowledge layer as stored: its pages, both graphs and the extraction log."""
+    store = stored_store(conn, where)
+    return KnowledgeLayer(store, stored_governed_store(conn, world, where, store))
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,

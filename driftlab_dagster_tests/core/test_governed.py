@@ -8,6 +8,7 @@ import pytest
 
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedResolver, GovernedStore
+from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import initial_load, maintain, pages_at, run_study, sync_pages
@@ -40,14 +41,15 @@ def test_right_answers_are_hedged_at_most_five_percent_and_wrong_ones_always(res
 
 
 def _fresh_history(world) -> GovernedStore:
-    store, governed, extractor = Store(), GovernedStore(world), RegexExtractor(world.ontology)
+    layer, extractor = KnowledgeLayer(Store(), GovernedStore(world)), RegexExtractor(world.ontology)
     for step in range(len(world.checkpoints)):
-        sync_pages(store, world.pages_at("Fresh", step), pages_at(world, step))
+        sync_pages(layer, world.pages_at("Fresh", step), pages_at(world, step))
         if step == 0:
-            initial_load(store, extractor, world, governed)
+            initial_load(layer, extractor, world)
         else:
-            maintain(store, world, "Fresh", step, extractor, governed)
-    return governed
+            maintain(layer, world, "Fresh", step, extractor)
+    assert layer.governed is not None
+    return layer.governed
 
 
 def _day(world, n: int) -> dt.datetime:
@@ -89,9 +91,9 @@ def _page(pid: str, version: int = 1) -> StoredPage:
 
 def test_spellings_fold_to_one_entity_at_write_time_and_a_record_patch_reaches_them_all(world):
     governed = GovernedStore(world)
-    governed.apply_page(_page("d19"), [Triple("Pro plan", "price", "49")], T0, "model:x", set())
-    governed.apply_page(_page("d24"), [Triple("the Pro plan", "price", "49")], T0, "model:x", set())
-    governed.apply_page(_page("d17"), [Triple("Pro", "price", "49")], T0, "model:x", set())
+    governed.apply_page(_page("d19"), [Triple("Pro plan", "price", "49")], T0, "model:x")
+    governed.apply_page(_page("d24"), [Triple("the Pro plan", "price", "49")], T0, "model:x")
+    governed.apply_page(_page("d17"), [Triple("Pro", "price", "49")], T0, "model:x")
     assert len({f.entity_id for f in governed.active()}) == 1
     governed.apply_record("Pro", "price", "59", "record:billing", T0 + dt.timedelta(days=21))
     resolution = GovernedResolver(governed, []).resolve("PRO PLAN", "price")
@@ -101,32 +103,32 @@ def test_spellings_fold_to_one_entity_at_write_time_and_a_record_patch_reaches_t
 def test_a_misread_footnote_on_the_pricing_page_loses_to_the_refund_policy(world):
     governed = GovernedStore(world)
     later = T0 + dt.timedelta(days=7)
-    governed.apply_page(_page("d03"), [Triple("Refund policy", "refund_days", "30")], T0, "model:x", set())
+    governed.apply_page(_page("d03"), [Triple("Refund policy", "refund_days", "30")], T0, "model:x")
     governed.apply_page(StoredPage("d02", "Pricing", "", 2, later), [Triple("Refund policy", "refund_days", "2")],
-                        later, "model:x", set())
+                        later, "model:x")
     resolution = GovernedResolver(governed, []).resolve("Refund policy", "refund_days")
     assert (resolution.value, resolution.hedged) == ("30", False)  # newer, but a lower rank
 
 
 def test_disagreement_inside_the_top_rank_is_hedged_and_the_newest_wins(world):
     governed = GovernedStore(world)
-    governed.apply_page(_page("d15"), [Triple("Pro", "price", "49")], T0, "regex", set())
+    governed.apply_page(_page("d15"), [Triple("Pro", "price", "49")], T0, "regex")
     governed.apply_page(StoredPage("d19", "x", "", 1, T0 + dt.timedelta(days=1)), [Triple("Pro", "price", "59")],
-                        T0 + dt.timedelta(days=1), "regex", set())
+                        T0 + dt.timedelta(days=1), "regex")
     resolution = GovernedResolver(governed, []).resolve("Pro", "price")
     assert (resolution.value, resolution.hedged, resolution.why) == ("59", True, "sources disagree within the top rank")
 
 
 def test_a_page_that_changed_after_extraction_settles_its_own_fact(world):
     governed = GovernedStore(world)
-    governed.apply_page(_page("d02"), world.ontology.parse("The Pro plan costs €49 per user per month."), T0, "regex", set())
+    governed.apply_page(_page("d02"), world.ontology.parse("The Pro plan costs €49 per user per month."), T0, "regex")
     newer = StoredPage("d02", "Pricing", "The Pro plan costs €59 per user per month.", 2, T0 + dt.timedelta(days=21))
     resolution = GovernedResolver(governed, [newer]).resolve("Pro", "price")
     assert (resolution.value, resolution.hedged) == ("59", False)
     # while an unrelated page changing says nothing about this fact
     other = StoredPage("d31", "Travel", "Book trains.", 2, T0 + dt.timedelta(days=21))
     governed2 = GovernedStore(world)
-    governed2.apply_page(_page("d02"), world.ontology.parse("The Pro plan costs €49 per user per month."), T0, "regex", set())
+    governed2.apply_page(_page("d02"), world.ontology.parse("The Pro plan costs €49 per user per month."), T0, "regex")
     assert GovernedResolver(governed2, [other]).resolve("Pro", "price").hedged is False
 
 
@@ -142,7 +144,7 @@ def test_every_governed_fact_names_its_extractor(world):
 
 def test_a_fixed_subject_predicate_lands_on_the_ontologys_subject_whatever_the_model_wrote(world):
     governed = GovernedStore(world)
-    governed.apply_page(_page("d04"), [Triple("Shipment data", "retention_days", "365")], T0, "model:x", set())
+    governed.apply_page(_page("d04"), [Triple("Shipment data", "retention_days", "365")], T0, "model:x")
     assert GovernedResolver(governed, []).resolve("Retention policy", "retention_days").value == "365"
 
 
@@ -154,7 +156,7 @@ def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
     from driftlab_dagster.core.retrieval import Bm25Retriever
 
     governed = GovernedStore(world)
-    governed.apply_page(_page("d02"), [Triple("Pro", "price", "49")], T0, "regex", set())
+    governed.apply_page(_page("d02"), [Triple("Pro", "price", "49")], T0, "regex")
     resolver = GovernedResolver(governed, [])
 
     def agent(reply: str) -> Agent:
@@ -181,7 +183,7 @@ def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reade
     from driftlab_dagster.core.retrieval import Bm25Retriever
 
     governed = GovernedStore(world)
-    governed.apply_page(_page("d06"), [Triple("Tessaly Track", "owned_by", "Helix")], T0, "regex", set())
+    governed.apply_page(_page("d06"), [Triple("Tessaly Track", "owned_by", "Helix")], T0, "regex")
     newer = StoredPage("d06", "Product page", "Tessaly Beacon is owned by the Atlas team.", 2, T0 + dt.timedelta(days=7))
     resolver = GovernedResolver(governed, [newer])
     shown: list[str] = []

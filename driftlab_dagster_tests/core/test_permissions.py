@@ -13,11 +13,13 @@ from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import Extraction
 from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.model_reader import ModelReader
 from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster_tests.core.test_corpus_world import make_wiki
@@ -69,14 +71,14 @@ def test_a_caller_without_the_permission_never_sees_a_restricted_page_or_value(t
     world = load_world(make_wiki(tmp_path) / "world.yaml")
     extractor = OwnersExtractor(world.ontology)
     for scenario in world.scenario_names:
-        governed = GovernedStore(world)
-        steps = replay_steps(world, scenario, (world.pages_at(scenario, s) for s in range(len(world.checkpoints))),
-                             extractor, governed, [world.renames_at(scenario, s) for s in range(len(world.checkpoints))])
-        for step, store, _ in steps:
-            assert any(f.audience == "finance" for f in store.facts.values())  # the graph does hold it
+        steps = replay_steps(world, scenario, KnowledgeLayer(Store(), GovernedStore(world)),
+                             (world.pages_at(scenario, s) for s in range(len(world.checkpoints))),
+                             extractor, [world.renames_at(scenario, s) for s in range(len(world.checkpoints))])
+        for step, layer, _ in steps:
+            assert any(f.audience == "finance" for f in layer.store.facts.values())  # the graph does hold it
             reader = Spy(DeterministicReader(world.ontology) if reader_kind == "deterministic"
                          else _model_reader(world.ontology))
-            rows = evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed, extractor=extractor)
+            rows = evaluate(layer, world, scenario, step, reader, ALL_DESIGNS, extractor=extractor)
             by = {(r["design"], r["question"]): r for r in rows}
             for design in ALL_DESIGNS:
                 public = by[(design.value, "Q4")]  # asked as the public
@@ -84,7 +86,7 @@ def test_a_caller_without_the_permission_never_sees_a_restricted_page_or_value(t
                 if design.uses_graph:  # the finance caller still gets the right answer from the graph
                     assert by[(design.value, "Q3")]["answer"] == RESTRICTED_VALUE, (scenario, step, design)
             # Every piece of evidence of the public questions: none from the finance page, none saying Kestrel.
-            public_seen = _evidence_for(world, store, governed, scenario, step, extractor, reader_kind, "Q4")
+            public_seen = _evidence_for(world, layer.store, layer.governed, scenario, step, extractor, reader_kind, "Q4")
             assert public_seen and not [e for e in public_seen if RESTRICTED_PAGE in e[0] or RESTRICTED_VALUE in e[1]]
 
 

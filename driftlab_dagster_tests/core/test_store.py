@@ -26,7 +26,7 @@ def test_pages_changed_since_extraction_is_the_left_join_on_the_extraction_log()
         store.upsert_page(pid, pid, "text", T0)
     assert store.pages_changed_since_extraction() == ["d1", "d2", "d3"]  # never read
     for p in store.sorted_pages(["d1", "d2"]):
-        store.replace_page_facts(p, [], T0, set())
+        store.apply_page(p, [], T0)
     assert store.pages_changed_since_extraction() == ["d3"]
     store.upsert_page("d1", "d1", "new text", T1)
     assert store.pages_changed_since_extraction() == ["d1", "d3"]
@@ -36,10 +36,10 @@ def test_replacing_a_pages_facts_keeps_other_pages_facts_and_records_provenance(
     store = Store()
     store.upsert_page("d1", "t", "x", T0)
     store.upsert_page("d2", "t", "y", T0)
-    store.replace_page_facts(store.pages["d1"], [Triple("Pro", "price", "49")], T0, set())
-    store.replace_page_facts(store.pages["d2"], [Triple("Pro", "price", "49")], T0, set())
+    store.apply_page(store.pages["d1"], [Triple("Pro", "price", "49")], T0)
+    store.apply_page(store.pages["d2"], [Triple("Pro", "price", "49")], T0)
     store.upsert_page("d1", "t", "x2", T1)
-    store.replace_page_facts(store.pages["d1"], [Triple("pro", "price", "59")], T1, set())
+    store.apply_page(store.pages["d1"], [Triple("pro", "price", "59")], T1)
     facts = store.facts_about(store.resolve("PRO"), "price")
     assert [(f.object, f.source_doc, f.source_version, f.valid_from) for f in facts] == [
         ("49", "d2", 1, T0), ("59", "d1", 2, T1)]
@@ -48,9 +48,9 @@ def test_replacing_a_pages_facts_keeps_other_pages_facts_and_records_provenance(
 def test_a_rename_keeps_the_old_name_as_an_alias_and_merges_a_duplicate_node():
     store = Store()
     store.upsert_page("d1", "t", "x", T0)
-    store.replace_page_facts(store.pages["d1"], [Triple("Tessaly Track", "owned_by", "Helix")], T0, set())
+    store.apply_page(store.pages["d1"], [Triple("Tessaly Track", "owned_by", "Helix")], T0)
     store.upsert_page("d2", "t", "y", T0)
-    store.replace_page_facts(store.pages["d2"], [Triple("Tessaly Beacon", "included_in", "Starter")], T0, set())
+    store.apply_page(store.pages["d2"], [Triple("Tessaly Beacon", "included_in", "Starter")], T0)
     track = store.resolve("Tessaly Track")
     store.apply_rename("Tessaly Beacon", "Tessaly Track")
     assert store.resolve("Tessaly Beacon") == store.resolve("tessaly track") == track
@@ -63,9 +63,8 @@ def test_a_rename_keeps_the_old_name_as_an_alias_and_merges_a_duplicate_node():
 def test_a_system_of_record_patch_supersedes_every_extracted_value_of_the_slot():
     store = Store()
     store.upsert_page("d1", "t", "x", T0)
-    store.replace_page_facts(store.pages["d1"], [Triple("Pro", "price", "49"), Triple("Pro", "uptime", "99.9")],
-                             T0, set())
-    store.replace_fact("Pro", "price", "59", "record:billing", T1)
+    store.apply_page(store.pages["d1"], [Triple("Pro", "price", "49"), Triple("Pro", "uptime", "99.9")], T0)
+    store.apply_record("Pro", "price", "59", "record:billing", T1)
     pro = store.resolve("Pro")
     assert [(f.object, f.source_doc) for f in store.facts_about(pro, "price")] == [("59", "record:billing")]
     assert len(store.facts_about(pro, "uptime")) == 1
@@ -74,9 +73,9 @@ def test_a_system_of_record_patch_supersedes_every_extracted_value_of_the_slot()
 def test_row_ids_restart_after_the_graph_is_cleared_like_sqlite_rowids():
     store = Store()
     store.upsert_page("d1", "t", "x", T0)
-    store.replace_page_facts(store.pages["d1"], [Triple("A", "p", "1"), Triple("B", "p", "2")], T0, set())
-    store.clear_graph()
-    store.replace_page_facts(store.pages["d1"], [Triple("B", "p", "2")], T0, set())
+    store.apply_page(store.pages["d1"], [Triple("A", "p", "1"), Triple("B", "p", "2")], T0)
+    store.begin_rebuild()
+    store.apply_page(store.pages["d1"], [Triple("B", "p", "2")], T0)
     assert list(store.facts) == [1] and list(store.entities) == [1]
 
 
@@ -85,7 +84,7 @@ def test_a_stores_rows_load_back_into_an_equal_store():
     comes from the entities) make the same store."""
     store = Store()
     store.upsert_page("d1", "t", "x", T0)
-    store.replace_page_facts(store.pages["d1"], [Triple("Tessaly Track", "owned_by", "Helix")], T0, set())
+    store.apply_page(store.pages["d1"], [Triple("Tessaly Track", "owned_by", "Helix")], T0)
     store.apply_rename("Tessaly Beacon", "Tessaly Track")
     rows = store.rows()
     entity = Store.ROW_COLUMNS["facts"].index("entity")

@@ -17,7 +17,9 @@ from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
     TABLES,
@@ -228,10 +230,12 @@ def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(t
     ensure_schema(conn)
     last = len(world.checkpoints) - 1
     for scenario in world.scenario_names:
-        governed = GovernedStore(world)
-        steps = replay_steps(world, scenario, (world.pages_at(scenario, s) for s in range(last + 1)), extractor,
-                             governed, [world.renames_at(scenario, s) for s in range(last + 1)])
-        for step, store, _ in steps:
+        layer = KnowledgeLayer(Store(), GovernedStore(world))
+        steps = replay_steps(world, scenario, layer, (world.pages_at(scenario, s) for s in range(last + 1)),
+                             extractor, [world.renames_at(scenario, s) for s in range(last + 1)])
+        for step, layer, _ in steps:
+            store, governed = layer.store, layer.governed
+            assert governed is not None
             where = Slice(world.id, world.version, scenario, world.checkpoints[step].key)
             written, written_governed = store.snapshot(), governed.snapshot()
             tables = {t: pd.DataFrame([{**where.columns, **r} for r in written[t]])
@@ -255,7 +259,6 @@ def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(t
             assert (sorted(back_governed.snapshot()["governed_names"], key=by_entity)
                     == sorted(written_governed["governed_names"], key=by_entity))
             assert back_governed.extractions == governed.extractions
-            assert (evaluate(back, world, scenario, step, reader, ALL_DESIGNS, governed=back_governed,
+            assert (evaluate(KnowledgeLayer(back, back_governed), world, scenario, step, reader, ALL_DESIGNS,
                              extractor=extractor)
-                    == evaluate(store, world, scenario, step, reader, ALL_DESIGNS, governed=governed,
-                                extractor=extractor))
+                    == evaluate(layer, world, scenario, step, reader, ALL_DESIGNS, extractor=extractor))

@@ -5,7 +5,7 @@ from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.warehouse import replace_slices, stored_governed_store, stored_store, transaction
+from driftlab_dagster.core.warehouse import replace_slices, stored_layer, transaction
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
@@ -29,12 +29,11 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 for key in context.partition_keys:
                     where = ctx.slice(key)
                     mark = spend_mark(session)
-                    store = stored_store(conn, where)
-                    governed = stored_governed_store(conn, world, where, store)
-                    retriever = session.retriever(store.sorted_pages())
+                    layer = stored_layer(conn, world, where)
+                    retriever = session.retriever(layer.store.sorted_pages())
                     step = world.checkpoint(where.day).step
-                    found = evaluate(store, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
-                                     governed, session.extractor)
+                    found = evaluate(layer, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
+                                     session.extractor)
                     rows += [{**where.columns, **r} for r in found]
                     slices.append(where.key)
                     if hasattr(retriever, "vectors"):

@@ -7,6 +7,7 @@ import pandas as pd
 
 from driftlab_dagster.core import drift
 from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store
@@ -17,9 +18,8 @@ from driftlab_dagster.core.warehouse import (
     record_timings,
     replace_slices,
     slice_frame,
-    stored_governed_store,
+    stored_layer,
     stored_page_history,
-    stored_store,
     transaction,
 )
 from driftlab_dagster.defs.context import StudyContext
@@ -97,16 +97,16 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     steps = range(first, max(wanted) + 1)
                     pages_by_step = [history[step][0] for step in steps]
                     renames = [history[step][1] for step in steps]
-                    store, governed = resumed or (None, GovernedStore(world))
+                    layer = resumed or KnowledgeLayer(Store(), GovernedStore(world))
                     replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
-                    for step, store, cost in replay_steps(world, scenario, pages_by_step, session.extractor,
-                                                          governed, renames,
-                                                          (first, store) if resumed else None):
+                    for step, layer, cost in replay_steps(world, scenario, layer, pages_by_step, session.extractor,
+                                                          renames, first):
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
-                        rows, governed_rows = store.rows(), governed.rows()
+                        assert layer.governed is not None
+                        rows, governed_rows = layer.store.rows(), layer.governed.rows()
                         tables = {t: (Store.ROW_COLUMNS[t], rows[t])
                                   for t in ("entities", "aliases", "facts", "extraction_log")}
                         tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
@@ -195,7 +195,7 @@ class _SliceBatch:
 
 
 def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,
-                  scenario: str, first: int) -> tuple[Store, GovernedStore] | None:
+                  scenario: str, first: int) -> KnowledgeLayer | None:
     """The graphs as stored for the day before `first`, when they can stand in for replaying the days up to
     it: materialised (in this instance) after every page partition they read, for the same world version,
     every page read by this run's extractor. Otherwise None: replay from day 0. A partition materialised
@@ -211,14 +211,13 @@ def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnec
         pages_at = _latest_materialization(context, ctx.key("pages"), str(ctx.partitions.key(scenario, day)))
         if pages_at is None or pages_at.storage_id > graph_at.storage_id:
             return None  # the pages were written again since: replay them
-    where = ctx.slice(previous)
     try:
-        store = stored_store(conn, where)
+        layer = stored_layer(conn, ctx.world, ctx.slice(previous))
     except MissingUpstream:
         return None
-    if any(x.extractor != ctx.extractor_id for x in store.extractions.values()):
+    if any(x.extractor != ctx.extractor_id for x in layer.store.extractions.values()):
         return None
-    return store, stored_governed_store(conn, ctx.world, where, store)
+    return layer
 
 
 def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,

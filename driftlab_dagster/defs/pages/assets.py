@@ -1,6 +1,7 @@
 import dagster as dg
 import pandas as pd
 
+from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
@@ -27,17 +28,17 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         slices, frames, metadata = [], [], {}
         for scenario, days in parts.by_scenario(context.partition_keys).items():
             wanted = {world.checkpoint(day).step: key for day, key in days}
-            store = Store()
+            layer = KnowledgeLayer(Store())
             for step in range(max(wanted) + 1):
                 renames = world.renames_at(scenario, step)
-                changed = sync_pages(store, world.pages_at(scenario, step), pages_at(world, step), renames)
+                changed = sync_pages(layer, world.pages_at(scenario, step), pages_at(world, step), renames)
                 moved_from = {new: old for old, new in renames.items()}
                 if step not in wanted:
                     continue
                 where = ctx.slice(wanted[step])
                 slices.append(where.key)
                 changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
-                today = store.sorted_pages()
+                today = layer.store.sorted_pages()
                 frames.append(slice_frame(where.columns, PAGE_COLUMNS,
                                           [(step, p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today,
                                             p.audience, moved_from.get(p.id)) for p in today]))
