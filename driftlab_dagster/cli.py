@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Mapping, get_args, get_origin
 
-from driftlab_dagster.config import CONFIG_ENV, WORLD_ENV, ConfigError, DriftlabConfig
+from driftlab_dagster.config import CONFIG_ENV, WORLD_ENV, DriftlabConfig
 from driftlab_dagster.core import reports
-from driftlab_dagster.core.clients import ModelServerDown, redact
+from driftlab_dagster.core.clients import redact
 from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.errors import UserError
 from driftlab_dagster.core.settings import StudySettings
-from driftlab_dagster.core.warehouse import WarehouseError
-from driftlab_dagster.core.world import World, WorldFileError
+from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.gc_pace import pace_for_batch
 
@@ -108,11 +108,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if study.uses_model or args.scenario or args.until:
             raise SystemExit("driftlab: error: --engine core runs the deterministic study only, and whole")
         from driftlab_dagster.core.study import run_study
-        from driftlab_dagster.headless import check_output_dir
 
         for path in config.worlds:
             world = load_world(path)
-            check_output_dir(config.output_dir / world.id)
+            reports.check_output_dir(config.output_dir / world.id)
             result = run_study(world)
             reports.write_text(config.output_dir / world.id / "results.csv", reports.results_csv(result.results))
             reports.write_text(config.output_dir / world.id / "costs.csv", reports.costs_csv(result.costs))
@@ -187,10 +186,8 @@ def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[di
 
 
 def cmd_check_world(args: argparse.Namespace) -> int:
-    from driftlab_dagster.defs.context import StudyContext
-
     world = load_world(args.path)
-    StudyContext.build(world, DriftlabConfig().study)  # the partitions Dagster would build from it
+    world.check_partition_keys()
     print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
           f"{world.page_count} pages, {len(world.checkpoints) - 1} events, {len(world.question_ids)} questions, "
           f"scenarios {', '.join(world.scenario_names)}")
@@ -259,11 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     server.set_defaults(func=cmd_model_server)
     args = parser.parse_args(argv)
     pace_for_batch()
-    from driftlab_dagster.headless import HeadlessError
-
     try:
         return args.func(args)
-    except (WorldFileError, WarehouseError, ModelServerDown, ConfigError, HeadlessError, ValueError) as e:
+    except (UserError, ValueError) as e:
         for line in str(e).splitlines() or [type(e).__name__]:  # several problems: one line each
             print(f"driftlab: error: {line}", file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from driftlab_dagster.core.errors import UserError
 from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.project import DATA_DIR, DEFAULT_WORLD, PROJECT_ROOT
 
@@ -28,7 +29,7 @@ WORLD_ENV = "DRIFTLAB_WORLD"  # one world file instead of the settings file's li
 DEFAULT_CONFIG_FILE = PROJECT_ROOT / "driftlab.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A settings file or a flag that cannot be used. The message is one line, written for the person."""
 
 

@@ -22,7 +22,9 @@ from typing import Callable
 import dagster as dg
 
 from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.core.errors import UserError
 from driftlab_dagster.core.progress import Progress
+from driftlab_dagster.core.reports import check_output_dir
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.defs.automation import study_selection
@@ -36,7 +38,7 @@ _LIVE = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRu
          dg.DagsterRunStatus.NOT_STARTED]
 
 
-class HeadlessError(RuntimeError):
+class HeadlessError(UserError, RuntimeError):
     """A run could not start or finish; the message is one line that says what to do."""
 
 
@@ -47,18 +49,6 @@ class WorldRun:
     costs_csv: Path | None  # None when only a slice ran
     run_ids: list[str]
     spend: dict[str, int]  # model calls made, served from the cache, and tokens live versus spent
-
-
-def check_output_dir(path: Path) -> None:
-    """Fail before the study starts, not after it was written, when the reports cannot be written."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".driftlab-write-check"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise HeadlessError(f"cannot write reports to {path} ({e.strerror or type(e).__name__}): pass --out with a "
-                            "writable directory") from None
 
 
 def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | None = None,

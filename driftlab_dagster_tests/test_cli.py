@@ -184,3 +184,19 @@ def test_a_model_server_that_is_down_is_one_line_and_writes_nothing(tmp_path):
     assert done.stderr.count("\n") == 1 and url in done.stderr and "start one" in done.stderr
     with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM answers").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("argv", [["check-world", str(DEFAULT_WORLD)], ["run", "--engine", "core"]])
+def test_the_routes_without_dagster_load_neither_dagster_nor_duckdb_nor_pandas(argv, tmp_path):
+    """`check-world` and `run --engine core` import only what they use: Dagster, DuckDB and pandas cost a
+    second of start-up that neither needs."""
+    argv = argv + (["--out", str(tmp_path), "--database", str(tmp_path / "unused.duckdb")] if argv[0] == "run" else [])
+    probe = textwrap.dedent(f"""
+        import sys
+        from driftlab_dagster.cli import main
+        code = main({argv!r})
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("dagster", "duckdb", "pandas"))
+        print("HEAVY", heavy, "EXIT", code)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=300)
+    assert "HEAVY [] EXIT 0" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from .errors import UserError
+
 SEED = 7
 ATTEMPTS = 3  # one call plus two retries, for faults that may pass (a dropped connection, a 5xx, a timeout)
 BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
@@ -41,7 +43,7 @@ class ChatReply:
     cached: bool = False
 
 
-class ModelServerDown(RuntimeError):
+class ModelServerDown(UserError, RuntimeError):
     """No server answers at the configured URL, or it keeps failing: the run stops, in one line."""
 
 

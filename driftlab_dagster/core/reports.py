@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .designs import ALL_DESIGNS as DESIGNS
+from .errors import UserError
 from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
 
 COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes"]
@@ -141,6 +142,22 @@ def timings_csv(timings: Iterable[dict]) -> str:
     for t in sort_costs(timings):
         writer.writerow([t[col] for col in TIMING_COLUMNS])
     return out.getvalue()
+
+
+class ReportFolderError(UserError, OSError):
+    """The reports cannot be written where they are asked for."""
+
+
+def check_output_dir(path: Path) -> None:
+    """Fail before the study starts, not after it was written, when the reports cannot be written."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".driftlab-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ReportFolderError(f"cannot write reports to {path} ({e.strerror or type(e).__name__}): pass --out "
+                                "with a writable directory") from None
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import duckdb
 import pandas as pd
 
+from .errors import UserError
 from .governed import EntityName, GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import Store, StoredPage
@@ -104,7 +105,7 @@ VIEWS = {
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 
 
-class WarehouseError(RuntimeError):
+class WarehouseError(UserError, RuntimeError):
     """The DuckDB file cannot be used. The message is one line that says what to do."""
 
 

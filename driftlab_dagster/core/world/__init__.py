@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..errors import UserError
 from ..ontology import Ontology
 from .common import NamingSpec
 
@@ -32,7 +33,11 @@ PUBLIC = "public"  # the audience every caller holds
 RecordChange = tuple[str, tuple[str, ...], str]
 
 
-class WorldFileError(ValueError):
+# What Dagster refuses in a multi-partition key's parts: its separators and control characters.
+_PARTITION_KEY_FORBIDDEN = set("|,[]\a\b\f\n\r\t\v\0")
+
+
+class WorldFileError(UserError, ValueError):
     """A world file that cannot be used. The message is one line, written for the person editing it."""
 
 
@@ -191,6 +196,16 @@ class World(ABC):
             if key.endswith(suffix.casefold()) and len(key) > len(suffix):
                 key = key[: -len(suffix)]
         return key.strip()
+
+    def check_partition_keys(self) -> None:
+        """Refuse, in one line, scenario names and days that Dagster could not use as partition keys: each
+        kind of world validates its own, so this holds for any world file that loaded."""
+        for what, keys in (("scenario", self.scenario_names), ("checkpoint day", self.day_keys)):
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            bad = [k for k in keys if not k or set(k) & _PARTITION_KEY_FORBIDDEN or "..." in k]
+            if twice or bad:
+                raise WorldFileError(f"{self.source}: {what} {(twice or bad)[0]!r} cannot be a partition key "
+                                     f"({'it is used twice' if twice else 'it is empty or holds | , [ ] or a control character'})")
 
     # ----- the calendar, derived from the checkpoints -----
     @property
