@@ -1,16 +1,22 @@
 """Faults of the model server are outcomes, never poison: the headless command against a loopback server
 that misbehaves on purpose (poisoned, truncated, HTML, empty, huge, slow, 500 and dropped replies). After
 each, the run ends with a clear line, the call cache holds no unusable reply, and a rerun against a
-healthy server completes. Real processes, the real `openai` client, a real DuckDB file."""
+healthy server completes. The command runs in this process (its `main`, as the console script calls it),
+with the real `openai` client, a real Dagster run and a real DuckDB file; one test runs it as a separate
+process, for the exit code a shell sees."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import duckdb
 import pytest
+
+from driftlab_dagster import cli
+from driftlab_dagster.core import clients
 
 from driftlab_dagster.core.replies import (UnreadableReply, validate_answer_reply, validate_plain_answer,
                                            validate_relation_reply)
@@ -18,15 +24,42 @@ from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
+pytestmark = pytest.mark.dagster
+
 SLICE = ["--scenario", "Fresh", "--until", "2026-09-08"]
 
 
-def _run(url: str, database, out, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
-    return subprocess.run([sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model",
-                           "--api", "openai", "--url", url, "--model", "fake-model", "--timeout", "1",
-                           "--database", str(database), "--out", str(out), *SLICE, *extra],
-                          capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=600)
+@dataclass
+class Done:
+    """What a run of the command left: its exit code and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _argv(url: str, database, out, *extra: str) -> list[str]:
+    return ["run", "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url, "--model",
+            "fake-model", "--timeout", "1", "--database", str(database), "--out", str(out), *SLICE, *extra]
+
+
+@pytest.fixture
+def run_command(capsys, monkeypatch):
+    """Runs `driftlab run ...` in this process against the given server, with the environment a user's shell
+    would have (no DAGSTER_HOME, no settings overrides); the process's own garbage-collector pacing is left
+    alone (the command paces the process it owns)."""
+    for name in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli, "pace_for_batch", lambda: None)
+    monkeypatch.setattr(clients, "BACKOFF_SECONDS", 0.01)  # the retries are the same; only their waits shrink
+
+    def run(url: str, database, out, *extra: str) -> Done:
+        capsys.readouterr()
+        code = cli.main(_argv(url, database, out, *extra))
+        printed = capsys.readouterr()
+        return Done(code, printed.out, printed.err)
+
+    return run
 
 
 def _cached_replies_are_all_usable(database) -> int:
@@ -57,10 +90,10 @@ def ontology():
     ("error500", "HTTP 500"),
 ])
 def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothing(ontology, tmp_path, mode,
-                                                                                   complaint):
+                                                                                   complaint, run_command):
     database = tmp_path / "d.duckdb"
     with FakeModelServer(ontology, mode) as server:
-        done = _run(server.url, database, tmp_path)
+        done = run_command(server.url, database, tmp_path)
         requests = server.chat_requests
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "model calls to" in done.stderr and complaint in done.stderr
@@ -70,7 +103,7 @@ def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothi
     assert _cached_replies_are_all_usable(database) == 0
 
     with FakeModelServer(ontology, "healthy") as healthy:
-        rerun = _run(healthy.url, database, tmp_path)
+        rerun = run_command(healthy.url, database, tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert _cached_replies_are_all_usable(database) > 0
     with duckdb.connect(str(database), read_only=True) as conn:
@@ -78,38 +111,37 @@ def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothi
 
 
 @pytest.mark.parametrize("mode", ["slow", "dropped"])
-def test_a_slow_reply_or_a_dropped_connection_is_retried_and_the_run_completes(ontology, tmp_path, mode):
+def test_a_slow_reply_or_a_dropped_connection_is_retried_and_the_run_completes(ontology, tmp_path, mode, run_command):
     with FakeModelServer(ontology, mode) as server:
-        done = _run(server.url, tmp_path / "d.duckdb", tmp_path)
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("model calls: ")
     assert ", 0 failed or came back unusable" in done.stdout
     assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") > 0
 
 
-def test_a_run_with_too_many_unusable_replies_says_so_last_and_exits_non_zero(ontology, tmp_path):
+def test_a_run_with_too_many_unusable_replies_says_so_last_and_exits_non_zero(ontology, tmp_path, run_command):
     with FakeModelServer(ontology, "flaky") as server:
-        done = _run(server.url, tmp_path / "d.duckdb", tmp_path)
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert "failed or came back unusable" in last and "--max-failed-share 0.02" in last
     assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") > 0
     with FakeModelServer(ontology, "flaky") as server:  # a threshold the user chose lets it pass
-        done = _run(server.url, tmp_path / "d2.duckdb", tmp_path, "--max-failed-share", "0.5")
+        done = run_command(server.url, tmp_path / "d2.duckdb", tmp_path, "--max-failed-share", "0.5")
     assert done.returncode == 0, done.stderr
 
 
-def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_database(ontology, tmp_path):
+def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_database(ontology, tmp_path, run_command,
+                                                                                    monkeypatch):
     with FakeModelServer(ontology, "healthy") as server:
-        os.environ["OPENAI_API_KEY"] = "sk-test-123456"
-        try:
-            with_key = _run(server.url, tmp_path / "d.duckdb", tmp_path)
-        finally:
-            os.environ.pop("OPENAI_API_KEY")
+        with monkeypatch.context() as env:
+            env.setenv("OPENAI_API_KEY", "sk-test-123456")
+            with_key = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
         sent = set(server.authorizations)
         # A password in the URL (basic auth through a proxy) is used, and never printed.
-        with_password = _run(server.url.replace("http://", "http://reader:s3cret-pass@"), tmp_path / "d2.duckdb",
-                             tmp_path)
+        with_password = run_command(server.url.replace("http://", "http://reader:s3cret-pass@"),
+                                    tmp_path / "d2.duckdb", tmp_path)
     assert with_key.returncode == 0 and with_password.returncode == 0, with_key.stderr + with_password.stderr
     assert sent == {"Bearer sk-test-123456"}  # bound from $OPENAI_API_KEY when the run started
     printed = with_key.stdout + with_key.stderr + with_password.stdout + with_password.stderr
@@ -118,3 +150,16 @@ def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_data
     for database in (tmp_path / "d.duckdb", tmp_path / "d2.duckdb"):
         dump = database.read_bytes()
         assert b"s3cret-pass" not in dump and b"sk-test-123456" not in dump
+
+
+@pytest.mark.system
+def test_as_a_separate_process_a_failing_server_exits_2_with_one_line(ontology, tmp_path):
+    """The exit code and the one line a shell (or a scheduler) sees, from the command as its own process."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
+    with FakeModelServer(ontology, "poisoned") as server:
+        done = subprocess.run([sys.executable, "-m", "driftlab_dagster", *_argv(server.url, tmp_path / "d.duckdb",
+                                                                                  tmp_path)],
+                              capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "reply nested more than 16 deep" in done.stderr
+    assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") == 0

@@ -71,10 +71,13 @@ def server_down_message(api: str, url: str, detail: str) -> str:
     return f"no {api} model server answers at {redact(url)} ({detail}): {how}, or pass --url"
 
 
-def with_retries(call: Callable[[], Any], attempts: int = ATTEMPTS, backoff: float = BACKOFF_SECONDS,
+def with_retries(call: Callable[[], Any], attempts: int | None = None, backoff: float | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> Any:
     """Run `call`, retrying transient faults with exponential backoff; the last fault is raised as a
-    plain `ModelCallFailed` saying how many attempts were made."""
+    plain `ModelCallFailed` saying how many attempts were made. The defaults are the module's ATTEMPTS and
+    BACKOFF_SECONDS as they are when called (a test may shorten the wait)."""
+    attempts = ATTEMPTS if attempts is None else attempts
+    backoff = BACKOFF_SECONDS if backoff is None else backoff
     for attempt in range(1, attempts + 1):
         try:
             return call()
