@@ -31,6 +31,7 @@ from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR
 
+
 def page_versions(world: World) -> list[StoredPage]:
     """Every distinct text any page has in any scenario on any checkpoint."""
     seen: dict[tuple[str, str], StoredPage] = {}

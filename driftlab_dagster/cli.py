@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from driftlab_dagster.config import CONFIG_ENV, WORLD_ENV, DriftlabConfig
 from driftlab_dagster.core import reports
@@ -27,7 +28,6 @@ from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.gc_pace import pace_for_batch
-
 
 _TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait", "max_failed_share")
 _ALIASES = {"output_dir": ["--out"]}

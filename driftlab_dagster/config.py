@@ -14,8 +14,9 @@ This module never imports dagster, nor the command line.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -69,7 +70,7 @@ class DriftlabConfig(_Frozen):
 
     # ------------------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "DriftlabConfig":
+    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> DriftlabConfig:
         """The settings file (if any) plus `$DRIFTLAB_WORLD`. Reads the environment, never writes it."""
         environ = os.environ if environ is None else environ
         file = Path(path) if path else Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else DEFAULT_CONFIG_FILE
@@ -81,7 +82,7 @@ class DriftlabConfig(_Frozen):
             config = config.override(worlds=[Path(environ[WORLD_ENV])])
         return config
 
-    def override(self, **changes: Any) -> "DriftlabConfig":
+    def override(self, **changes: Any) -> DriftlabConfig:
         """A copy with some fields replaced (`study` as a mapping of its own fields), validated again."""
         study = {**self.study.model_dump(), **(changes.pop("study", None) or {})}
         return _validate({**self.model_dump(), **changes, "study": study}, "flags")

@@ -84,7 +84,7 @@ class LlamaServer:
         self.args = server_args(self.port, threads, n_ctx)
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
@@ -139,7 +139,7 @@ class EmbeddingServer:
                      "--threads", "1"]
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "EmbeddingServer":
+    def __enter__(self) -> EmbeddingServer:
         self.process = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Iterable
 
 from .governed import GovernedResolver
 from .ontology import Ontology, Triple

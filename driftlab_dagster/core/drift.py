@@ -4,7 +4,7 @@ study's DuckDB file; the graph assets evaluate their checks with these, from the
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import duckdb
 

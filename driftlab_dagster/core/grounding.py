@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .ontology import Predicate, Triple
 

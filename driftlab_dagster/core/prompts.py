@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from .grounding import MadeUpNames
 from .ontology import Ontology, Predicate

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Iterable
 
 from .designs import ALL_DESIGNS as DESIGNS
 from .errors import UserError

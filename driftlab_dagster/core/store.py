@@ -10,8 +10,8 @@ breaks ties on the newest fact id.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable
 
 from .ontology import Triple
 
@@ -259,7 +259,7 @@ class Store:
         self._max_fact_id = self._max_entity_id = 0
 
     # ---------- snapshots ----------
-    def copy(self) -> "Store":
+    def copy(self) -> Store:
         other = Store()
         other.pages = dict(self.pages)
         other.entities = dict(self.entities)
@@ -302,7 +302,7 @@ class Store:
 
     @classmethod
     def from_rows(cls, pages: Iterable[tuple], entities: Iterable[tuple], aliases: Iterable[tuple],
-                  facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> "Store":
+                  facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> Store:
         """The store from rows as tuples, as a database hands them over without a dict per row: pages, facts
         and log entries in their dataclass's field order, entities as (entity_id, name), aliases as (alias,
         entity_id). Rows are applied in the order given (the tables' key order)."""

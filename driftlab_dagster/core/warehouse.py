@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import duckdb
 import pandas as pd

@@ -22,9 +22,9 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
 CACHE_FROM_BYTES = 1_000_000
 KEEP_ENTRIES = 8  # the newest entries kept; older ones are removed when a new one is written

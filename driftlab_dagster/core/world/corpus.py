@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from ..ontology import Ontology, Predicate
 from ..units import prose_units
-from . import NONE, PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
+from . import PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
 from .common import NamingSpec, slug
 from .corpus_spec import VALUE_KINDS, CorpusQuestionSpec, CorpusWorldSpec, OpenPredicateSpec, RecordSpec, ScenarioPolicy
 from .history import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots

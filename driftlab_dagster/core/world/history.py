@@ -87,7 +87,7 @@ def _page(path: str, raw: bytes, updated_at: dt.datetime) -> CorpusPage | None:
 
 
 def _utc(stamp: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(stamp).astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).replace(tzinfo=None)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ class TemplatedWorld(World):
                 for name, p in spec.predicates.items()
             ]
         )
-        start = spec.start.astimezone(dt.timezone.utc).replace(tzinfo=None) if spec.start.tzinfo else spec.start
+        start = spec.start.astimezone(dt.UTC).replace(tzinfo=None) if spec.start.tzinfo else spec.start
         self.start = start
         self._reads: list[list[str]] | None = None  # per page: the state values its body reads (see _rendered)
         self._bodies: dict[tuple[str | int, ...], str] = {}
@@ -73,7 +73,7 @@ class TemplatedWorld(World):
         ]
 
     @classmethod
-    def from_json(cls, text: str, source: str = "<stored world>") -> "TemplatedWorld":
+    def from_json(cls, text: str, source: str = "<stored world>") -> TemplatedWorld:
         """The world as the `worlds` table stores it (its canonical JSON)."""
         return cls(WorldSpec.model_validate_json(text), source)
 
