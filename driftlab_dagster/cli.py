@@ -75,7 +75,8 @@ def _print_tables(results: list[dict], costs: list[dict], timings: list[dict], s
     for row in sorted(costs, key=lambda c: (c["event"], c["approach"])):
         if row["approach"] in ("patch changed pages", "full re-extract"):
             label = "patch" if row["approach"].startswith("patch") else "full"
-            print(f"  check: event {row['event']} {label:<5} graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")
+            print(f"  check: event {row['event']} {label:<5} "
+                  f"graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")
         elif row["approach"].startswith("repair"):
             label = "full" if "full" in row["approach"] else "patch"
             print(f"  repair {label}: graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")

@@ -44,8 +44,8 @@ class DriftlabConfig(_Frozen):
     worlds: list[Path] = Field(default_factory=lambda: [DEFAULT_WORLD], min_length=1,
                                description="world files to study; each is its own set of assets")
     database: Path = Field(DATA_DIR / "driftlab.duckdb", description="the DuckDB file every world writes")
-    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv, costs.png and "
-                                                   "accuracy.png")
+    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv, "
+                                                   "costs.png and accuracy.png")
     lock_timeout: float = Field(10.0, ge=0, le=3600,
                                 description="seconds to wait for another process holding the DuckDB file")
     pool_wait: float = Field(60.0, ge=0, le=86400,
@@ -92,7 +92,8 @@ def _read_settings(file: Path) -> dict[str, Any]:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{file}: settings file not found (set ${CONFIG_ENV} to an existing file, or unset it)") from None
+        raise ConfigError(f"{file}: settings file not found "
+                          f"(set ${CONFIG_ENV} to an existing file, or unset it)") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
         raise ConfigError(f"{file}: cannot read the settings file ({type(e).__name__})") from None
     try:

@@ -63,16 +63,18 @@ def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | 
         check_output_dir(config.output_dir / ctx.world.id)
     definitions = build_definitions(config, progress, contexts)
     # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
-    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
+    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME")
+                            else dg.DagsterInstance.ephemeral())
     return [_run_world(definitions, ctx, config, instance, scenarios, until, echo) for ctx in contexts]
 
 
 def _check_slice(ctx: StudyContext, scenarios: list[str] | None, until: str | None) -> None:
     parts = ctx.partitions
-    unknown = [s for s in scenarios or [] if s not in parts.scenarios] + ([until] if until and until not in parts.days else [])
+    unknown = ([s for s in scenarios or [] if s not in parts.scenarios]
+               + ([until] if until and until not in parts.days else []))
     if unknown:
-        raise HeadlessError(f"not in world {ctx.world.id}: {', '.join(unknown)} (scenarios: {', '.join(parts.scenarios)}; "
-                            f"days: {', '.join(parts.days)})")
+        raise HeadlessError(f"not in world {ctx.world.id}: {', '.join(unknown)} "
+                            f"(scenarios: {', '.join(parts.scenarios)}; days: {', '.join(parts.days)})")
 
 
 def _run_world(definitions: dg.Definitions, ctx: StudyContext, config: DriftlabConfig, instance: dg.DagsterInstance,

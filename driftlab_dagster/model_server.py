@@ -80,7 +80,8 @@ class LlamaServer:
     def __init__(self, threads: int = 2, n_ctx: int = 4096):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab")) / "llama-server.log"
+        cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
+        self.log = cache / "llama-server.log"
         self.args = server_args(self.port, threads, n_ctx)
         self.process: subprocess.Popen | None = None
 

@@ -81,7 +81,8 @@ class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
     def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology,
-                 governed: GovernedResolver | None = None, naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+                 governed: GovernedResolver | None = None,
+                 naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
                  read_page: Callable[[StoredPage], Iterable[Triple]] | None = None):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")

@@ -18,7 +18,8 @@ class ReplayClient:
     api = "replay"
     url = "replay://"
 
-    def __init__(self, reply: Callable[[str, str], str], model: str = "replay", embed: Callable[[str], list[float]] | None = None):
+    def __init__(self, reply: Callable[[str, str], str], model: str = "replay",
+                 embed: Callable[[str], list[float]] | None = None):
         self._reply, self._embed = reply, embed
         self._recorded: Callable[[str], str] | None = None
         self.model, self.embed_model = model, model

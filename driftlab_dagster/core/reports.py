@@ -97,7 +97,8 @@ def cost_table(costs: list[dict], timings: Iterable[dict] | None = None) -> str:
 
 def cost_markdown(costs: Iterable[dict], timings: Iterable[dict] | None = None) -> str:
     ms = _ms_of(timings)
-    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms | Graph-only accuracy |",
+    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms "
+             "| Graph-only accuracy |",
              "|---|---|---|---|---|---|---|---|"]
     for c in sort_costs(costs):
         star = "*" if c["estimated"] else ""
@@ -130,7 +131,8 @@ def costs_csv(costs: Iterable[dict]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COST_COLUMNS + COST_EXTRA_COLUMNS)
     for c in sort_costs(costs):
-        writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else "" for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
+        writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else ""
+                         for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
     return out.getvalue()
 
 
@@ -234,7 +236,8 @@ def hedging_table(results: list[dict]) -> str:
         hedged = sum(r["hedged"] for r in wrong)
         share = f"{100 * hedged / len(wrong):.0f}%" if wrong else "-"
         lines.append(f"{design:<17} {len(wrong):<6} {hedged:<7} {share:<7} "
-                     f"{sum(r.get('model_flagged', False) for r in wrong):<5} {sum(r.get('hedge_phrase', False) for r in wrong):<8} "
+                     f"{sum(r.get('model_flagged', False) for r in wrong):<5} "
+                     f"{sum(r.get('hedge_phrase', False) for r in wrong):<8} "
                      f"{sum(r['hedged'] for r in right)} of {len(right)}")
     return "\n".join(lines)
 

@@ -53,7 +53,8 @@ TABLES: dict[str, str] = {
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
         extractor VARCHAR NOT NULL, audience VARCHAR NOT NULL""",
     "extraction_log": f"""{_PARTITION}, page_id VARCHAR NOT NULL,
-        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL,
+        issue VARCHAR NOT NULL""",
     "graph_maintenance": f"{_PARTITION}, {_COST_COLUMNS}",
     # The Governed design's graph: nothing is deleted; rows are retracted and superseded (governed.py).
     "governed_facts": f"""{_PARTITION}, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
@@ -75,7 +76,8 @@ TABLES: dict[str, str] = {
         event INTEGER NOT NULL, ms INTEGER NOT NULL, run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL""",
     # The graph the repair left behind (by the approach the repair asset was configured with).
     "repaired_extraction_log": f"""{_WORLD}, approach VARCHAR NOT NULL, page_id VARCHAR NOT NULL,
-        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL,
+        issue VARCHAR NOT NULL""",
     "repaired_facts": f"""{_WORLD}, approach VARCHAR NOT NULL, fact_id INTEGER NOT NULL, entity VARCHAR NOT NULL,
         predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
@@ -243,7 +245,8 @@ class MissingUpstream(WarehouseError):
 def load_call_cache(conn: duckdb.DuckDBPyConnection) -> dict:
     from .call_cache import CacheEntry
 
-    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms FROM model_calls").fetchall()
+    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms "
+                        "FROM model_calls").fetchall()
     return {r[0]: CacheEntry(*r) for r in rows}
 
 

@@ -17,7 +17,8 @@ STUDY_ASSETS = ["world", "pages", "extraction_log", "fact_graph", "governed_grap
 
 
 def study_selection(ctx: StudyContext, with_reports: bool = True) -> list[dg.AssetKey]:
-    names = STUDY_ASSETS + (["graph_repair"] if ctx.repair_source else []) + (["accuracy_report"] if with_reports else [])
+    names = (STUDY_ASSETS + (["graph_repair"] if ctx.repair_source else [])
+             + (["accuracy_report"] if with_reports else []))
     return [ctx.key(n) for n in names]
 
 

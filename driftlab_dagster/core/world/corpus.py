@@ -84,7 +84,8 @@ class CorpusWorld(World):
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
-            raise WorldFileError(f"{self.source}: {what}: cannot read {path} ({e.strerror or type(e).__name__})") from None
+            raise WorldFileError(f"{self.source}: {what}: cannot read {path} "
+                                 f"({e.strerror or type(e).__name__})") from None
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as e:

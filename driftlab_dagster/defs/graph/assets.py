@@ -127,8 +127,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                                               else f"{replayed_from} (the initial extraction)"),
                         }
                         mark = spend_mark(session)
-                        context.log.info(f"{where}: {len(rows['facts'])} facts, "
-                                         f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
+                        context.log.info(f"{where}: {len(rows['facts'])} facts, {cost.docs if cost else 0} "
+                                         f"pages read by {cost.approach if cost else 'nobody'}")
                         progress.advance()
                 batch.flush()
                 record_timings(conn, world, "graph_maintenance", context.run_id, timings)
