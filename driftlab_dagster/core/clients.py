@@ -17,6 +17,7 @@ Every call is explicit about timeout, seed and temperature 0. Faults are outcome
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -273,13 +274,13 @@ class OpenAICompatibleClient:
         for kind in self._FORMATS[:-1]:
             started = time.perf_counter()
             try:
-                reply = self._once(lambda: create(kind))
+                reply = self._once(functools.partial(create, kind))
             except ModelCallFailed as e:
                 if str(e).startswith("HTTP "):
                     continue
                 if not isinstance(e, TransientCallError):
                     raise
-                reply = self._call(lambda: create(kind))  # the server dropped us: retry this form as usual
+                reply = self._call(functools.partial(create, kind))  # the server dropped us: retry this form as usual
             self.response_format = kind
             return self._reply(reply, started)
         started = time.perf_counter()

@@ -115,7 +115,7 @@ def scale_world(world: TemplatedWorld, copies: int, seed: int = 0) -> dict[str, 
     names = _names(world, initial)
     page_ids = {p.id for p in world.spec.pages}
     suffixes = _suffixes(copies, seed, {n for n, _ in names} | page_ids)
-    for k, suffix in enumerate(suffixes[1:], start=1):
+    for suffix in suffixes[1:]:
         mapping, rename = _renamer(names, suffix)
         for page, parts in zip(world.spec.pages, initial):
             body: list[Any] = []

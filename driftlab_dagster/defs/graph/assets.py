@@ -100,13 +100,13 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     layer = resumed or KnowledgeLayer(Store(), GovernedStore(world))
                     replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
-                    for step, layer, cost in replay_steps(world, scenario, layer, pages_by_step, session.extractor,
-                                                          renames, first):
+                    for step, replayed, cost in replay_steps(world, scenario, layer, pages_by_step,
+                                                             session.extractor, renames, first):
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
-                        assert layer.governed is not None
-                        rows, governed_rows = layer.store.rows(), layer.governed.rows()
+                        assert replayed.governed is not None
+                        rows, governed_rows = replayed.store.rows(), replayed.governed.rows()
                         tables = {t: (Store.ROW_COLUMNS[t], rows[t])
                                   for t in ("entities", "aliases", "facts", "extraction_log")}
                         tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
