@@ -260,15 +260,17 @@ class OpenAICompatibleClient:
 
         def create(kind: str) -> Any:
             fmt = self._format(kind, schema)
-            return self._client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0, seed=SEED, stream=False, **limit,
-                **({"response_format": fmt} if fmt else {}))
+            # What local servers take rather than only what the OpenAI types describe (llama-cpp-python's
+            # {"type": "json_object", "schema": ...}), so the request goes as plain keyword arguments.
+            request: dict[str, Any] = dict(model=self.model, messages=messages, temperature=0, seed=SEED,
+                                           stream=False, **limit, **({"response_format": fmt} if fmt else {}))
+            return self._client.chat.completions.create(**request)
 
         started = time.perf_counter()
         if schema is None:  # plain text: no structured-output form to choose
             return self._reply(self._call(lambda: create("none")), started)
         if self.response_format is not None:
-            return self._reply(self._call(lambda: create(self.response_format)), started)
+            return self._reply(self._call(functools.partial(create, self.response_format)), started)
         # The first call finds the structured-output form this server takes: a form it rejects (HTTP 4xx, or
         # 500 from llama-cpp-python's server) moves on to the next form, without retrying the rejected one.
         for kind in self._FORMATS[:-1]:

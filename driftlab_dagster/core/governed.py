@@ -204,7 +204,7 @@ class GovernedStore:
                    issue: str = "") -> None:
         """What the page says now (renames excluded: they come through `apply_rename`) supersedes what its
         earlier versions said; nothing else moves."""
-        said = {}
+        said: dict[tuple[int, str, str], str] = {}
         for t in triples:
             # The ontology names the only subject some predicates have ("Retention policy"): a model that
             # wrote "Shipment data" still stored a retention period, of that subject.

@@ -7,10 +7,14 @@ import io
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .designs import ALL_DESIGNS as DESIGNS
 from .errors import UserError
 from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes"]
 COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy", "spent_input_tokens", "spent_output_tokens"]
@@ -262,7 +266,7 @@ def hedge_quality(results: list[dict], scenarios: list[str], designs: list[str])
     return "\n".join(lines)
 
 
-def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
+def _png(fig: Figure) -> bytes:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
@@ -272,7 +276,7 @@ def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
     return buf.getvalue()
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def _pyplot():  # matplotlib.pyplot, imported on first use
     import matplotlib
 
     matplotlib.use("Agg")

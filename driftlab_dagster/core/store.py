@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeVar, cast
 
 from .ontology import Triple
 
@@ -187,7 +188,8 @@ class Store:
             new_id = old_id
         if old_name.casefold() != new_name.casefold():
             # INSERT OR IGNORE: counts as a write whether or not the alias was new
-            self.aliases.setdefault(old_name.strip().casefold(), (old_name.strip(), new_id))  # type: ignore[arg-type]
+            # every branch above leaves new_id set
+            self.aliases.setdefault(old_name.strip().casefold(), (old_name.strip(), cast(int, new_id)))
             self.graph_writes += 1
 
     # ---------- facts ----------
@@ -210,12 +212,8 @@ class Store:
         self._max_fact_id = max(self._max_fact_id, fact.id)
 
     def _unindex(self, fact: Fact) -> None:
-        for index, key in ((self._facts_by_source, fact.source_doc),
-                           (self._facts_by_slot, (fact.entity_id, fact.predicate))):
-            ids = index[key]  # type: ignore[index]
-            ids.discard(fact.id)
-            if not ids:
-                del index[key]  # type: ignore[arg-type]
+        _discard(self._facts_by_source, fact.source_doc, fact.id)
+        _discard(self._facts_by_slot, (fact.entity_id, fact.predicate), fact.id)
 
     def _delete_facts(self, fact_ids: Iterable[int]) -> None:
         """Delete these facts; like the post's DELETE, it counts as one write even when nothing matched."""
@@ -320,3 +318,14 @@ class Store:
         for x in extraction_log:
             store.extractions[x[0]] = ExtractionEntry(*x)
         return store
+
+
+_Key = TypeVar("_Key")
+
+
+def _discard(index: dict[_Key, set[int]], key: _Key, fact_id: int) -> None:
+    """Drop a fact id from one index entry, and the entry once it is empty."""
+    ids = index[key]
+    ids.discard(fact_id)
+    if not ids:
+        del index[key]

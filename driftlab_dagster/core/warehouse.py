@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pandas as pd
@@ -29,6 +29,9 @@ from .governed import EntityName, GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import Store, StoredPage
 from .world import World
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 _COST_COLUMNS = """
     approach VARCHAR NOT NULL, event INTEGER NOT NULL, docs INTEGER NOT NULL,
@@ -160,12 +163,17 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
         elif existing[table] != table_columns(table):
             raise WarehouseError(
-                f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
+                f"table {table} in {_one_row(conn.execute('PRAGMA database_list'))[2]} was written by another "
                 f"version of DriftLab (columns {existing[table]}); it holds derived data only: move the file "
                 "aside or delete it and run again"
             )
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _one_row(result: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """The row of a statement that always returns exactly one (a PRAGMA, a DELETE's count)."""
+    return cast("tuple[Any, ...]", result.fetchone())
 
 
 def table_columns(table: str) -> list[str]:
@@ -339,7 +347,7 @@ def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
 
 def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: Slice, store: Store) -> GovernedStore:
     """One partition's governed graph; `store` is the same partition's (its extraction log is shared)."""
-    def columns(cls: type) -> str:
+    def columns(cls: type[DataclassInstance]) -> str:
         return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
     return GovernedStore.from_rows(
@@ -408,13 +416,13 @@ def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequenc
     deleted = 0
     try:
         for table in PARTITION_TABLES:
-            deleted += conn.execute(
+            deleted += _one_row(conn.execute(
                 f"""DELETE FROM {table} t WHERE world = ? AND NOT EXISTS (
                         SELECT 1 FROM _keep k WHERE k.scenario = t.scenario AND k.day::DATE = t.day)""",
-                [world]).fetchone()[0]
-        deleted += conn.execute(
+                [world]))[0]
+        deleted += _one_row(conn.execute(
             """DELETE FROM maintenance_costs t WHERE world = ?
-               AND NOT EXISTS (SELECT 1 FROM _keep_days k WHERE k.day::DATE = t.day)""", [world]).fetchone()[0]
+               AND NOT EXISTS (SELECT 1 FROM _keep_days k WHERE k.day::DATE = t.day)""", [world]))[0]
     finally:
         conn.unregister("_keep")
         conn.unregister("_keep_days")

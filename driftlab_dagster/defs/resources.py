@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -104,7 +105,7 @@ class ReportsResource(dg.ConfigurableResource):
 
 def model_resource(config: DriftlabConfig) -> ModelResource:
     study = config.study
-    common = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
+    common: dict[str, Any] = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
     # Keys are bound, not read: resolved when a run starts, never in the definitions, a log or DuckDB.
     if study.api == "ollama":
         key = dg.EnvVar("OLLAMA_API_KEY") if os.environ.get("OLLAMA_API_KEY") else None

@@ -14,7 +14,7 @@ import json
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
@@ -63,7 +63,8 @@ class CorpusWorld(World):
             if spec.corpus.git is not None:
                 snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits")
             else:
-                snapshots = load_snapshots(base / spec.corpus.snapshots, spec.corpus.paths)  # type: ignore[operator]
+                # CorpusSpec._one_source: without `git`, `snapshots` is set
+                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths)
         except CorpusError as e:
             raise WorldFileError(f"{source}: corpus: {e}") from None
         if len(snapshots) > MAX_CHECKPOINTS:
@@ -291,7 +292,8 @@ class CorpusWorld(World):
                 if r.rename is not None:
                     changes.append(("rename", (r.rename["to"], r.rename["from"]), r.source))
                 else:
-                    changes.append(("fact", (r.subject, r.predicate, r.object), r.source))
+                    # a record without a rename has all three (checked when the world loaded)
+                    changes.append(("fact", cast("tuple[str, str, str]", (r.subject, r.predicate, r.object)), r.source))
         return changes
 
     def changes(self) -> list[dict[str, str]]:

@@ -303,9 +303,9 @@ class WorldSpec(SpecModel):
             regex = sentence_regex(p.sentence, self.shapes[p.subject] if p.subject else None, self.shapes[p.object])
             try:
                 re.compile(regex)
-            except (re.error, RecursionError, OverflowError) as e:
+            except (re.error, RecursionError, OverflowError) as err:
                 raise Located(("predicates", name, "sentence"),
-                               f"the sentence with its shapes is not a valid regular expression ({e}); use scoped "
+                               f"the sentence with its shapes is not a valid regular expression ({err}); use scoped "
                                "flags such as (?i:...) in shapes, not (?i)") from None
         partitions = len(self.scenarios) * (len(self.events) + 1)
         if partitions > MAX_PARTITIONS:
@@ -397,12 +397,12 @@ class WorldSpec(SpecModel):
         for predicate, owners in self.authority.canonical.items():
             if predicate not in self.predicates:
                 raise Located(("authority", "canonical", predicate), f"unknown predicate {predicate!r}")
-            for page in owners:
-                if page not in seen_pages:
-                    raise Located(("authority", "canonical", predicate), f"unknown page {page!r}")
-        for page in self.authority.drafts:
-            if page not in seen_pages:
-                raise Located(("authority", "drafts"), f"unknown page {page!r}")
+            for owner in owners:
+                if owner not in seen_pages:
+                    raise Located(("authority", "canonical", predicate), f"unknown page {owner!r}")
+        for draft in self.authority.drafts:
+            if draft not in seen_pages:
+                raise Located(("authority", "drafts"), f"unknown page {draft!r}")
         seen_q: set[str] = set()
         for n, q in enumerate(self.questions):
             if q.id in seen_q:
