@@ -196,10 +196,13 @@ def cmd_check_world(args: argparse.Namespace) -> int:
 
 
 def cmd_generate_world(args: argparse.Namespace) -> int:
-    from driftlab_dagster.core.generate import dump_world, scale_world
+    from driftlab_dagster.core.generate import dump_world, not_templated, scale_world
     from driftlab_dagster.core.world.loader import parse_world
+    from driftlab_dagster.core.world.templated import TemplatedWorld
 
     world = load_world(args.path)
+    if not isinstance(world, TemplatedWorld):
+        raise not_templated(world)  # what scale_world says of it, before the call
     text = dump_world(scale_world(world, args.copies, args.seed))
     generated = parse_world(text, str(args.out))  # the same validation as a hand-written file, before writing
     out = Path(args.out)
