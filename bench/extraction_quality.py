@@ -31,6 +31,7 @@ from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR
 
+
 def page_versions(world: World) -> list[StoredPage]:
     """Every distinct text any page has in any scenario on any checkpoint."""
     seen: dict[tuple[str, str], StoredPage] = {}
@@ -88,7 +89,8 @@ def run(url: str, model: str, worlds: list[Path], prompts: list[str]) -> list[Ro
     for path in worlds:
         world = load_world(path)
         print(f"{world.id}: {len(page_versions(world))} page versions, "
-              f"{sum(len(world.ontology.parse(p.body)) for p in page_versions(world))} ground-truth triples", flush=True)
+              f"{sum(len(world.ontology.parse(p.body)) for p in page_versions(world))} ground-truth triples",
+              flush=True)
         for prompt in prompts:
             client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
             rows.append(measure(world, prompt, client))

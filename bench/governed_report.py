@@ -18,8 +18,8 @@ from driftlab_dagster.core.world.templated import TemplatedWorld
 
 def main(database: str, world_id: str = "tessaly_freight") -> None:
     with duckdb.connect(database, read_only=True) as conn:
-        version, spec = conn.execute("SELECT world_version, spec_json FROM worlds WHERE world = ? ORDER BY world_version",
-                                     [world_id]).fetchall()[-1]
+        version, spec = conn.execute("SELECT world_version, spec_json FROM worlds WHERE world = ? "
+                                     "ORDER BY world_version", [world_id]).fetchall()[-1]
         world = TemplatedWorld.from_json(spec)
         scope = "WHERE world = ? AND world_version = ?"
         params = [world_id, version]

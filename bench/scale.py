@@ -94,7 +94,8 @@ def study_runs(world_file: Path, folder: Path) -> dict[str, dict]:
         log = folder / f"patch-{cache}.log"
         patches[cache] = run_process([sys.executable, str(Path(__file__).resolve()), "--one-event-patch",
                                       str(world_file), str(folder)],
-                                     {**env, "DAGSTER_HOME": str(home), "DRIFTLAB_WORLD_CACHE": str(caches / cache)}, log)
+                                     {**env, "DAGSTER_HOME": str(home), "DRIFTLAB_WORLD_CACHE": str(caches / cache)},
+                                     log)
         patches[cache]["how"] = log.read_text().strip().splitlines()[-1]
     return {"core": core, "dagster": dagster, "patch": patches["dagster"], "patch_cold": patches["cold"]}
 
@@ -241,7 +242,8 @@ def main() -> None:
         rows.append(row)
 
     if not args.skip_study:
-        print("\n| Pages | Core wall s | Core CPU s | Core peak MiB | Dagster wall s | Dagster CPU s | Dagster peak MiB "
+        print("\n| Pages | Core wall s | Core CPU s | Core peak MiB "
+              "| Dagster wall s | Dagster CPU s | Dagster peak MiB "
               "| Dagster CPU / core CPU | Core CPU / previous | Dagster CPU / previous "
               "| One-event patch process s, world cache cold / warm |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -289,8 +291,8 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for r in rows:
         s = r["store"]
-        print(f"| {r['pages']:,} | {s['facts']:,} | {s['graph build s']:.2f} | {s['facts (entity, predicate) ms']:.3f} | "
-              f"{s['pages changed ms']:.2f} |")
+        print(f"| {r['pages']:,} | {s['facts']:,} | {s['graph build s']:.2f} | "
+              f"{s['facts (entity, predicate) ms']:.3f} | {s['pages changed ms']:.2f} |")
 
 
 def _stored(world):  # type: ignore[no-untyped-def]

@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from driftlab_dagster.config import CONFIG_ENV, WORLD_ENV, DriftlabConfig
 from driftlab_dagster.core import reports
@@ -27,7 +28,6 @@ from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.gc_pace import pace_for_batch
-
 
 _TOP_LEVEL_FLAGS = ("database", "output_dir", "lock_timeout", "pool_wait", "max_failed_share")
 _ALIASES = {"output_dir": ["--out"]}
@@ -75,7 +75,8 @@ def _print_tables(results: list[dict], costs: list[dict], timings: list[dict], s
     for row in sorted(costs, key=lambda c: (c["event"], c["approach"])):
         if row["approach"] in ("patch changed pages", "full re-extract"):
             label = "patch" if row["approach"].startswith("patch") else "full"
-            print(f"  check: event {row['event']} {label:<5} graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")
+            print(f"  check: event {row['event']} {label:<5} "
+                  f"graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")
         elif row["approach"].startswith("repair"):
             label = "full" if "full" in row["approach"] else "patch"
             print(f"  repair {label}: graph-only accuracy {100 * row['graph_only_accuracy']:.0f}%")
@@ -195,10 +196,13 @@ def cmd_check_world(args: argparse.Namespace) -> int:
 
 
 def cmd_generate_world(args: argparse.Namespace) -> int:
-    from driftlab_dagster.core.generate import dump_world, scale_world
+    from driftlab_dagster.core.generate import dump_world, not_templated, scale_world
     from driftlab_dagster.core.world.loader import parse_world
+    from driftlab_dagster.core.world.templated import TemplatedWorld
 
     world = load_world(args.path)
+    if not isinstance(world, TemplatedWorld):
+        raise not_templated(world)  # what scale_world says of it, before the call
     text = dump_world(scale_world(world, args.copies, args.seed))
     generated = parse_world(text, str(args.out))  # the same validation as a hand-written file, before writing
     out = Path(args.out)

@@ -14,8 +14,9 @@ This module never imports dagster, nor the command line.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -43,8 +44,8 @@ class DriftlabConfig(_Frozen):
     worlds: list[Path] = Field(default_factory=lambda: [DEFAULT_WORLD], min_length=1,
                                description="world files to study; each is its own set of assets")
     database: Path = Field(DATA_DIR / "driftlab.duckdb", description="the DuckDB file every world writes")
-    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv, costs.png and "
-                                                   "accuracy.png")
+    output_dir: Path = Field(DATA_DIR, description="where reports write <world id>/results.csv, costs.csv, "
+                                                   "costs.png and accuracy.png")
     lock_timeout: float = Field(10.0, ge=0, le=3600,
                                 description="seconds to wait for another process holding the DuckDB file")
     pool_wait: float = Field(60.0, ge=0, le=86400,
@@ -69,7 +70,7 @@ class DriftlabConfig(_Frozen):
 
     # ------------------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "DriftlabConfig":
+    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> DriftlabConfig:
         """The settings file (if any) plus `$DRIFTLAB_WORLD`. Reads the environment, never writes it."""
         environ = os.environ if environ is None else environ
         file = Path(path) if path else Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else DEFAULT_CONFIG_FILE
@@ -81,7 +82,7 @@ class DriftlabConfig(_Frozen):
             config = config.override(worlds=[Path(environ[WORLD_ENV])])
         return config
 
-    def override(self, **changes: Any) -> "DriftlabConfig":
+    def override(self, **changes: Any) -> DriftlabConfig:
         """A copy with some fields replaced (`study` as a mapping of its own fields), validated again."""
         study = {**self.study.model_dump(), **(changes.pop("study", None) or {})}
         return _validate({**self.model_dump(), **changes, "study": study}, "flags")
@@ -91,7 +92,8 @@ def _read_settings(file: Path) -> dict[str, Any]:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{file}: settings file not found (set ${CONFIG_ENV} to an existing file, or unset it)") from None
+        raise ConfigError(f"{file}: settings file not found "
+                          f"(set ${CONFIG_ENV} to an existing file, or unset it)") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
         raise ConfigError(f"{file}: cannot read the settings file ({type(e).__name__})") from None
     try:

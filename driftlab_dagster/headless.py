@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, cast
 
 import dagster as dg
 
@@ -63,16 +64,18 @@ def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | 
         check_output_dir(config.output_dir / ctx.world.id)
     definitions = build_definitions(config, progress, contexts)
     # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
-    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
+    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME")
+                            else dg.DagsterInstance.ephemeral())
     return [_run_world(definitions, ctx, config, instance, scenarios, until, echo) for ctx in contexts]
 
 
 def _check_slice(ctx: StudyContext, scenarios: list[str] | None, until: str | None) -> None:
     parts = ctx.partitions
-    unknown = [s for s in scenarios or [] if s not in parts.scenarios] + ([until] if until and until not in parts.days else [])
+    unknown = ([s for s in scenarios or [] if s not in parts.scenarios]
+               + ([until] if until and until not in parts.days else []))
     if unknown:
-        raise HeadlessError(f"not in world {ctx.world.id}: {', '.join(unknown)} (scenarios: {', '.join(parts.scenarios)}; "
-                            f"days: {', '.join(parts.days)})")
+        raise HeadlessError(f"not in world {ctx.world.id}: {', '.join(unknown)} "
+                            f"(scenarios: {', '.join(parts.scenarios)}; days: {', '.join(parts.days)})")
 
 
 def _run_world(definitions: dg.Definitions, ctx: StudyContext, config: DriftlabConfig, instance: dg.DagsterInstance,
@@ -105,7 +108,7 @@ def _run_world(definitions: dg.Definitions, ctx: StudyContext, config: DriftlabC
 
 
 def execute_job(job: dg.JobDefinition, instance: dg.DagsterInstance, run_config: dict | None = None,
-                **kwargs) -> dg.ExecuteInProcessResult:  # type: ignore[no-untyped-def]
+                **kwargs: Any) -> dg.ExecuteInProcessResult:
     """Run a job in this process; a step's own error (a locked file, a missing input, a model server that
     is down) comes out as itself, so the command can print its one line."""
     try:
@@ -178,8 +181,8 @@ def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     # Slots still claimed by runs that have finished (however they finished) hold nothing.
     if instance.event_log_storage.supports_global_concurrency_limits:
         for slot in instance.event_log_storage.get_concurrency_info(POOL).claimed_slots:
-            run = instance.get_run_by_id(slot.run_id)
-            if run is None or run.is_finished:
+            claimant = instance.get_run_by_id(slot.run_id)
+            if claimant is None or claimant.is_finished:
                 instance.event_log_storage.free_concurrency_slots_for_run(slot.run_id)
                 freed.append(slot.run_id)
     return freed
@@ -228,10 +231,11 @@ def total_spend(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, i
                     if key in seen:
                         continue
                     seen.add(key)
-                calls = metadata[f"{prefix}model_calls"]
+                # What spend_metadata() reports: counts as int, the cache hit rate as float.
+                calls = cast(int, metadata[f"{prefix}model_calls"])
                 totals["model_calls"] += calls
-                totals["cache_hits"] += round(calls * metadata[f"{prefix}cache_hit_rate"])
-                totals["tokens_live"] += metadata[f"{prefix}tokens_live"]
-                totals["tokens_spent"] += metadata[f"{prefix}tokens_spent"]
-                totals["model_calls_failed"] += metadata.get(f"{prefix}model_calls_failed", 0)
+                totals["cache_hits"] += round(calls * cast(float, metadata[f"{prefix}cache_hit_rate"]))
+                totals["tokens_live"] += cast(int, metadata[f"{prefix}tokens_live"])
+                totals["tokens_spent"] += cast(int, metadata[f"{prefix}tokens_spent"])
+                totals["model_calls_failed"] += cast(int, metadata.get(f"{prefix}model_calls_failed", 0))
     return totals

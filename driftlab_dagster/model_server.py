@@ -80,11 +80,12 @@ class LlamaServer:
     def __init__(self, threads: int = 2, n_ctx: int = 4096):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab")) / "llama-server.log"
+        cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
+        self.log = cache / "llama-server.log"
         self.args = server_args(self.port, threads, n_ctx)
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
@@ -139,7 +140,7 @@ class EmbeddingServer:
                      "--threads", "1"]
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "EmbeddingServer":
+    def __enter__(self) -> EmbeddingServer:
         self.process = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

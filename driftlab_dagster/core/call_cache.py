@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .clients import SEED, ChatReply, ModelCallFailed, ModelServerDown, ReplyInvalid, first_line, redact
 from .replies import MAX_REPLY_CHARS
@@ -57,7 +58,7 @@ class Spend:
     def hit_rate(self) -> float:
         return self.hits / self.calls if self.calls else 0.0
 
-    def since(self, earlier: "Spend") -> "Spend":
+    def since(self, earlier: Spend) -> Spend:
         """What was spent after `earlier` (a copy taken then): one partition's share of a run."""
         return Spend(*(getattr(self, f) - getattr(earlier, f) for f in self.__dataclass_fields__))
 

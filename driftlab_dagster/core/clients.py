@@ -17,12 +17,14 @@ Every call is explicit about timeout, seed and temperature 0. Faults are outcome
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from .errors import UserError
 
@@ -261,27 +263,29 @@ class OpenAICompatibleClient:
 
         def create(kind: str) -> Any:
             fmt = self._format(kind, schema)
-            return self._client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0, seed=SEED, stream=False, **limit,
-                **({"response_format": fmt} if fmt else {}))
+            # What local servers take rather than only what the OpenAI types describe (llama-cpp-python's
+            # {"type": "json_object", "schema": ...}), so the request goes as plain keyword arguments.
+            request: dict[str, Any] = dict(model=self.model, messages=messages, temperature=0, seed=SEED,
+                                           stream=False, **limit, **({"response_format": fmt} if fmt else {}))
+            return self._client.chat.completions.create(**request)
 
         started = time.perf_counter()
         if schema is None:  # plain text: no structured-output form to choose
             return self._reply(self._call(lambda: create("none")), started)
         if self.response_format is not None:
-            return self._reply(self._call(lambda: create(self.response_format)), started)
+            return self._reply(self._call(functools.partial(create, self.response_format)), started)
         # The first call finds the structured-output form this server takes: a form it rejects (HTTP 4xx, or
         # 500 from llama-cpp-python's server) moves on to the next form, without retrying the rejected one.
         for kind in self._FORMATS[:-1]:
             started = time.perf_counter()
             try:
-                reply = self._once(lambda: create(kind))
+                reply = self._once(functools.partial(create, kind))
             except ModelCallFailed as e:
                 if str(e).startswith("HTTP "):
                     continue
                 if not isinstance(e, TransientCallError):
                     raise
-                reply = self._call(lambda: create(kind))  # the server dropped us: retry this form as usual
+                reply = self._call(functools.partial(create, kind))  # the server dropped us: retry this form as usual
             self.response_format = kind
             return self._reply(reply, started)
         started = time.perf_counter()

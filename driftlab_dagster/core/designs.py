@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Iterable
 
 from .governed import GovernedResolver
 from .ontology import Ontology, Triple
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
-from .retrieval import Bm25Retriever
+from .retrieval import Retriever
 from .store import Store, StoredPage
 
 
@@ -80,8 +80,9 @@ def clean(value: str, drop_prefixes: tuple[str, ...] = ("the ",), drop_suffixes:
 class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
-    def __init__(self, store: Store, retriever: Bm25Retriever, reader: Reader, design: Design, ontology: Ontology,
-                 governed: GovernedResolver | None = None, naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+    def __init__(self, store: Store, retriever: Retriever, reader: Reader, design: Design, ontology: Ontology,
+                 governed: GovernedResolver | None = None,
+                 naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
                  read_page: Callable[[StoredPage], Iterable[Triple]] | None = None):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")
@@ -139,12 +140,13 @@ class Agent:
         # A name the graph never saw (answered from newer pages only) is shown to the reader as it was asked.
         entity_id = self.governed.entity(entity)
         name = entity if entity_id is None else self.governed.store.current_name(entity_id)
+        governed_value = resolution.value  # a str from here on (the lambda below would not see the narrowing)
         top = sorted((c for c in resolution.candidates if c.rank == min(x.rank for x in resolution.candidates)),
-                     key=lambda c: c.value.casefold() != resolution.value.casefold())  # type: ignore[union-attr]
+                     key=lambda c: c.value.casefold() != governed_value.casefold())
         evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]
         hop = self.reader.read(entity, predicate, evidence, versioned=False)
         hedged, why = resolution.hedged, [resolution.why, hop.why]
-        if hop.value is not None and not _states(hop.value, resolution.value):  # type: ignore[arg-type]
+        if hop.value is not None and not _states(hop.value, resolution.value):
             # Code knows the governed value: a reader that says something else is not to be trusted plainly.
             hedged, why = True, why + ["the reader's answer differs from the governed value"]
         return HopAnswer(hop.value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)
@@ -165,8 +167,8 @@ class Agent:
         rename = next(iter(self.ontology.rename_predicates()), None)
         evidence = [
             Evidence(self.ontology.render(rename, name, alias), "graph:alias", dt.datetime.min, True)
-            for alias in (self.store.aliases_of(entity_id) if rename else [])
-        ]
+            for alias in self.store.aliases_of(entity_id)
+        ] if rename else []
         facts = [f for f in self.store.facts_about(entity_id, predicate) if self.may_read(f.audience)]
         if not facts:
             return evidence

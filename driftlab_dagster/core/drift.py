@@ -4,7 +4,7 @@ study's DuckDB file; the graph assets evaluate their checks with these, from the
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import duckdb
 
@@ -53,4 +53,5 @@ def spelling_groups(names: list[str], name_key: Callable[[str], str]) -> list[di
     groups: dict[str, list[str]] = defaultdict(list)
     for name in names:
         groups[name_key(name)].append(name)
-    return [{"canonical": key, "spellings": ", ".join(group)} for key, group in sorted(groups.items()) if len(group) > 1]
+    return [{"canonical": key, "spellings": ", ".join(group)}
+            for key, group in sorted(groups.items()) if len(group) > 1]

@@ -7,7 +7,7 @@ from .extraction import Extractor
 from .governed import GovernedResolver
 from .layer import KnowledgeLayer
 from .readers import Reader
-from .retrieval import Bm25Retriever
+from .retrieval import Bm25Retriever, Retriever
 from .scoring import outcome_of
 from .world import World
 
@@ -17,7 +17,7 @@ RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
 
 
 def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
-             designs: list[Design] = DESIGNS, retriever: Bm25Retriever | None = None,
+             designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
              extractor: Extractor | None = None) -> list[dict]:
     """One row per (design, question): the answer, whether it is right, hedged, and why. The Governed design
     is asked when the layer keeps a governed graph; pages it has not read yet are read at question time by

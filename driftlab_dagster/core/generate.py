@@ -17,10 +17,12 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
+from .world import World
 from .world.templated import TemplatedWorld
 from .world.templated_spec import MAX_PAGES, ConditionalPart, FactPart, WorldSpec
 
@@ -29,6 +31,12 @@ _LETTERS = string.ascii_lowercase
 
 class CannotScale(ValueError):
     """The source cannot be scaled this way (said in one line)."""
+
+
+def not_templated(world: World) -> CannotScale:
+    """The refusal of a world that is not a templated one."""
+    return CannotScale(f"{world.source}: only a templated world can be scaled; a corpus world's pages come from "
+                       "its revision history (scale the history itself, or generate from a templated world)")
 
 
 def _suffixes(copies: int, seed: int, taken: set[str]) -> list[str]:
@@ -81,7 +89,7 @@ def _names(world: TemplatedWorld, pages: list[list[Any]]) -> list[tuple[str, str
     return sorted(subjects.items())
 
 
-def _renamer(names: list[tuple[str, str]], suffix: str):  # type: ignore[no-untyped-def]
+def _renamer(names: list[tuple[str, str]], suffix: str) -> tuple[dict[str, str], Callable[[str], str]]:
     """A function renaming, in one pass over a text, every name whose suffixed form keeps its shape."""
     mapping: dict[str, str] = {}
     for name, shape in names:
@@ -100,8 +108,7 @@ def scale_world(world: TemplatedWorld, copies: int, seed: int = 0) -> dict[str, 
     """The source world plus `copies - 1` renamed, unchanging sister copies of its pages, as the data of a
     world file (a dict that `parse_world` accepts). Deterministic for (world, copies, seed)."""
     if not isinstance(world.spec, WorldSpec) or type(world) is not TemplatedWorld:
-        raise CannotScale(f"{world.source}: only a templated world can be scaled; a corpus world's pages come from "
-                          "its revision history (scale the history itself, or generate from a templated world)")
+        raise not_templated(world)
     if copies < 1:
         raise CannotScale(f"--copies must be at least 1 (1 gives the source world back), not {copies}")
     total = copies * len(world.spec.pages)
@@ -115,7 +122,7 @@ def scale_world(world: TemplatedWorld, copies: int, seed: int = 0) -> dict[str, 
     names = _names(world, initial)
     page_ids = {p.id for p in world.spec.pages}
     suffixes = _suffixes(copies, seed, {n for n, _ in names} | page_ids)
-    for k, suffix in enumerate(suffixes[1:], start=1):
+    for suffix in suffixes[1:]:
         mapping, rename = _renamer(names, suffix)
         for page, parts in zip(world.spec.pages, initial):
             body: list[Any] = []

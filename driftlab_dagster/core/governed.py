@@ -19,9 +19,9 @@ What the seed post wished for and did not build, as one store and one read rule:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Callable, Iterable
 
 from .ontology import Triple
 from .store import StoredPage
@@ -204,7 +204,7 @@ class GovernedStore:
                    issue: str = "") -> None:
         """What the page says now (renames excluded: they come through `apply_rename`) supersedes what its
         earlier versions said; nothing else moves."""
-        said = {}
+        said: dict[tuple[int, str, str], str] = {}
         for t in triples:
             # The ontology names the only subject some predicates have ("Retention policy"): a model that
             # wrote "Shipment data" still stored a retention period, of that subject.
@@ -287,7 +287,7 @@ class GovernedStore:
 
     @classmethod
     def from_rows(cls, world: World, facts: Iterable[tuple], names: Iterable[tuple],
-                  extractions: dict[str, tuple[int, dt.datetime]]) -> "GovernedStore":
+                  extractions: dict[str, tuple[int, dt.datetime]]) -> GovernedStore:
         """The store from rows as tuples in GovernedFact's and EntityName's field order (as a database hands
         them over, without a dict per row), and page id -> (version read, when)."""
         store = cls(world)

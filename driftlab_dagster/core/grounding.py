@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .ontology import Predicate, Triple
 
@@ -144,10 +144,10 @@ def ground(triple: Triple, predicate: Predicate, sentence: str) -> Triple | None
         obj = _part(triple.object, predicate, "object", sentence)
         return Triple(predicate.fixed_subject, predicate.name, obj) if obj is not None else None
     subject_raw, object_raw = triple.subject, triple.object
-    found = [normalise(v, None, sentence) for v in (subject_raw, object_raw)]
+    subject_found, object_found = (normalise(v, None, sentence) for v in (subject_raw, object_raw))
     first = _subject_first(predicate)
-    if first is not None and all(found):
-        at = [sentence.casefold().find(v.casefold()) for v in found]  # type: ignore[union-attr]
+    if first is not None and subject_found and object_found:
+        at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
     subject = _part(subject_raw, predicate, "subject", sentence)

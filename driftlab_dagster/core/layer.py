@@ -11,8 +11,9 @@ maintains the layer changes.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 from .governed import GovernedStore
 from .ontology import Triple

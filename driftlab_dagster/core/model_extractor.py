@@ -9,8 +9,8 @@ serves the repeat. A reply that is not usable is a recorded issue on the page, n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .call_cache import CachedClient
 from .clients import ChatReply, ModelCallFailed, ModelServerDown

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from .clients import ChatReply
 
 
 class Progress:
@@ -28,7 +31,7 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
 
-    def on_call(self, reply) -> None:  # type: ignore[no-untyped-def]
+    def on_call(self, reply: ChatReply) -> None:
         self.calls += 1
         self.hits += reply.cached
         self.tokens += reply.input_tokens + reply.output_tokens

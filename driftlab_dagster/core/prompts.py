@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from .grounding import MadeUpNames
 from .ontology import Ontology, Predicate
@@ -64,7 +64,8 @@ def relation_prompts(ontology: Ontology, world_text: str) -> dict[str, str]:
             lines.append("JSON: " + json.dumps({"states": True, **({} if p.fixed_subject else {"subject": subject}),
                                                 "object": obj}, ensure_ascii=False))
         if other is not p:
-            decoy = other.render(other.fixed_subject or names.fit(other.subject_pattern), names.fit(other.object_pattern))
+            decoy = other.render(other.fixed_subject or names.fit(other.subject_pattern),
+                                 names.fit(other.object_pattern))
             lines.append(f"Sentence: {decoy}")
             lines.append("JSON: " + json.dumps({"states": False, **({} if p.fixed_subject else {"subject": ""}),
                                                 "object": ""}))

@@ -4,8 +4,9 @@ wrong answer it gives is the knowledge layer's fault."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from .ontology import Ontology, Triple
 from .store import StoredPage

@@ -4,8 +4,8 @@ Dagster-level tests of the model path without a server, and for replaying a run 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .call_cache import CacheEntry, call_key
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
@@ -18,14 +18,15 @@ class ReplayClient:
     api = "replay"
     url = "replay://"
 
-    def __init__(self, reply: Callable[[str, str], str], model: str = "replay", embed: Callable[[str], list[float]] | None = None):
+    def __init__(self, reply: Callable[[str, str], str], model: str = "replay",
+                 embed: Callable[[str], list[float]] | None = None):
         self._reply, self._embed = reply, embed
         self._recorded: Callable[[str], str] | None = None
         self.model, self.embed_model = model, model
         self.calls: list[tuple[str, str]] = []
 
     @classmethod
-    def from_file(cls, path: str | Path, model: str, embed_model: str | None = None) -> "ReplayClient":
+    def from_file(cls, path: str | Path, model: str, embed_model: str | None = None) -> ReplayClient:
         """Replies recorded as JSON lines `{"key": <call_key>, "content": <reply text>}` (what
         `write_replay_file` writes from a call cache). A call that was not recorded fails as an outcome."""
         path = Path(path)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 from .designs import ALL_DESIGNS as DESIGNS
 from .errors import UserError
 from .evaluation import RESULT_COLUMNS, RESULT_EXTRA_COLUMNS
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 COST_COLUMNS = ["approach", "event", "docs", "input_tokens", "output_tokens", "graph_writes"]
 COST_EXTRA_COLUMNS = ["estimated", "graph_only_accuracy", "spent_input_tokens", "spent_output_tokens"]
@@ -97,7 +101,8 @@ def cost_table(costs: list[dict], timings: Iterable[dict] | None = None) -> str:
 
 def cost_markdown(costs: Iterable[dict], timings: Iterable[dict] | None = None) -> str:
     ms = _ms_of(timings)
-    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms | Graph-only accuracy |",
+    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms "
+             "| Graph-only accuracy |",
              "|---|---|---|---|---|---|---|---|"]
     for c in sort_costs(costs):
         star = "*" if c["estimated"] else ""
@@ -130,7 +135,8 @@ def costs_csv(costs: Iterable[dict]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COST_COLUMNS + COST_EXTRA_COLUMNS)
     for c in sort_costs(costs):
-        writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else "" for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
+        writer.writerow([_csv_bool(c.get(col)) if c.get(col) is not None else ""
+                         for col in COST_COLUMNS + COST_EXTRA_COLUMNS])
     return out.getvalue()
 
 
@@ -234,7 +240,8 @@ def hedging_table(results: list[dict]) -> str:
         hedged = sum(r["hedged"] for r in wrong)
         share = f"{100 * hedged / len(wrong):.0f}%" if wrong else "-"
         lines.append(f"{design:<17} {len(wrong):<6} {hedged:<7} {share:<7} "
-                     f"{sum(r.get('model_flagged', False) for r in wrong):<5} {sum(r.get('hedge_phrase', False) for r in wrong):<8} "
+                     f"{sum(r.get('model_flagged', False) for r in wrong):<5} "
+                     f"{sum(r.get('hedge_phrase', False) for r in wrong):<8} "
                      f"{sum(r['hedged'] for r in right)} of {len(right)}")
     return "\n".join(lines)
 
@@ -259,7 +266,7 @@ def hedge_quality(results: list[dict], scenarios: list[str], designs: list[str])
     return "\n".join(lines)
 
 
-def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
+def _png(fig: Figure) -> bytes:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
@@ -269,7 +276,7 @@ def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
     return buf.getvalue()
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def _pyplot():  # matplotlib.pyplot, imported on first use
     import matplotlib
 
     matplotlib.use("Agg")

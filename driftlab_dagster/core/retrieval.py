@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from rank_bm25 import BM25Okapi
 
 from .store import StoredPage
+
+if TYPE_CHECKING:
+    from .call_cache import CachedClient
 
 _WORD = re.compile(r"[a-z0-9]+")
 K1 = 1.2
@@ -52,9 +56,15 @@ class _LuceneIdfBM25(BM25Okapi):
             found = self._postings.get(q)
             if found is None:
                 continue
-            docs, tf = found
-            score[docs] += (self.idf.get(q) or 0) * (tf * (self.k1 + 1) / (tf + self._norm[docs]))
+            rows, tf = found
+            score[rows] += (self.idf.get(q) or 0) * (tf * (self.k1 + 1) / (tf + self._norm[rows]))
         return score
+
+
+class Retriever(Protocol):
+    """What the designs ask of retrieval (Bm25Retriever, EmbeddingRetriever)."""
+
+    def top(self, query: str, k: int = 3, caller: frozenset[str] | None = None) -> list[StoredPage]: ...
 
 
 class Bm25Retriever:
@@ -66,7 +76,7 @@ class Bm25Retriever:
         # Never pass rank-bm25 a tokenizer: it would open a process pool it never closes.
         corpus = [tokenize(f"{p.title} {p.body}") for p in self.pages]
         self._bm25 = _LuceneIdfBM25(corpus, k1=K1, b=B) if any(corpus) else None
-        self._cache: dict[tuple[str, int], list[StoredPage]] = {}
+        self._cache: dict[tuple[str, int, frozenset[str] | None], list[StoredPage]] = {}
 
     def top(self, query: str, k: int = 3, caller: frozenset[str] | None = None) -> list[StoredPage]:
         """The k best pages the caller may read (its audiences): pages it may not are dropped before the
@@ -97,13 +107,13 @@ class EmbeddingRetriever:
     only when its version (its text) changes. Similarity is one matrix-vector product in numpy.
     """
 
-    def __init__(self, pages: list[StoredPage], client) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, pages: list[StoredPage], client: CachedClient) -> None:
         self.pages = sorted(pages, key=lambda p: p.id)
         self.readable = _Readable(self.pages)
         self.client = client
         vectors = client.embed([f"{p.title}\n{p.body}" for p in self.pages]) if self.pages else []
         self.matrix = _unit_rows(np.asarray(vectors, dtype=np.float32)) if vectors else np.zeros((0, 0), np.float32)
-        self._cache: dict[tuple[str, int], list[StoredPage]] = {}
+        self._cache: dict[tuple[str, int, frozenset[str] | None], list[StoredPage]] = {}
 
     def top(self, query: str, k: int = 3, caller: frozenset[str] | None = None) -> list[StoredPage]:
         key = (query, k, caller)

@@ -9,6 +9,7 @@ what ran.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from .call_cache import CachedClient, CacheEntry
 from .clients import ModelClient
@@ -47,7 +48,7 @@ class Session:
     client: CachedClient | None
     progress: Progress = field(default_factory=lambda: Progress(enabled=False))
 
-    def retriever(self, pages: list[StoredPage]):  # type: ignore[no-untyped-def]
+    def retriever(self, pages: list[StoredPage]) -> Bm25Retriever | EmbeddingRetriever:
         if self.settings.retrieval == "embed":
             assert self.client is not None
             return EmbeddingRetriever(pages, self.client)
@@ -77,11 +78,11 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
         cached = CachedClient(client, dict(cache or {}), on_call=progress.on_call,
                               known_invalid=set(known_invalid or ()))
     ontology = world.ontology
-    extractor: Extractor = (ModelExtractor(ontology, cached, settings.prompt,  # type: ignore[arg-type]
+    model = cast(CachedClient, cached)  # set whenever the extractor or the reader is the model (uses_model)
+    extractor: Extractor = (ModelExtractor(ontology, model, settings.prompt,
                                            extractor_id=extractor_id(settings, world), world_text=world.text,
                                            units=world.text_units)
                             if settings.extractor == "model" else RegexExtractor(ontology))
-    reader: Reader = (ModelReader(ontology, cached, reader_id=reader_id(settings),  # type: ignore[arg-type]
-                                  version=settings.reader_prompt)
+    reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings), version=settings.reader_prompt)
                       if settings.reader == "model" else DeterministicReader(ontology))
     return Session(settings, extractor, reader, cached, progress)

@@ -10,8 +10,9 @@ breaks ties on the newest fact id.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import TypeVar, cast
 
 from .ontology import Triple
 
@@ -187,7 +188,8 @@ class Store:
             new_id = old_id
         if old_name.casefold() != new_name.casefold():
             # INSERT OR IGNORE: counts as a write whether or not the alias was new
-            self.aliases.setdefault(old_name.strip().casefold(), (old_name.strip(), new_id))  # type: ignore[arg-type]
+            # every branch above leaves new_id set
+            self.aliases.setdefault(old_name.strip().casefold(), (old_name.strip(), cast(int, new_id)))
             self.graph_writes += 1
 
     # ---------- facts ----------
@@ -210,12 +212,8 @@ class Store:
         self._max_fact_id = max(self._max_fact_id, fact.id)
 
     def _unindex(self, fact: Fact) -> None:
-        for index, key in ((self._facts_by_source, fact.source_doc),
-                           (self._facts_by_slot, (fact.entity_id, fact.predicate))):
-            ids = index[key]  # type: ignore[index]
-            ids.discard(fact.id)
-            if not ids:
-                del index[key]  # type: ignore[arg-type]
+        _discard(self._facts_by_source, fact.source_doc, fact.id)
+        _discard(self._facts_by_slot, (fact.entity_id, fact.predicate), fact.id)
 
     def _delete_facts(self, fact_ids: Iterable[int]) -> None:
         """Delete these facts; like the post's DELETE, it counts as one write even when nothing matched."""
@@ -259,7 +257,7 @@ class Store:
         self._max_fact_id = self._max_entity_id = 0
 
     # ---------- snapshots ----------
-    def copy(self) -> "Store":
+    def copy(self) -> Store:
         other = Store()
         other.pages = dict(self.pages)
         other.entities = dict(self.entities)
@@ -302,7 +300,7 @@ class Store:
 
     @classmethod
     def from_rows(cls, pages: Iterable[tuple], entities: Iterable[tuple], aliases: Iterable[tuple],
-                  facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> "Store":
+                  facts: Iterable[tuple], extraction_log: Iterable[tuple]) -> Store:
         """The store from rows as tuples, as a database hands them over without a dict per row: pages, facts
         and log entries in their dataclass's field order, entities as (entity_id, name), aliases as (alias,
         entity_id). Rows are applied in the order given (the tables' key order)."""
@@ -320,3 +318,14 @@ class Store:
         for x in extraction_log:
             store.extractions[x[0]] = ExtractionEntry(*x)
         return store
+
+
+_Key = TypeVar("_Key")
+
+
+def _discard(index: dict[_Key, set[int]], key: _Key, fact_id: int) -> None:
+    """Drop a fact id from one index entry, and the entry once it is empty."""
+    ids = index[key]
+    ids.discard(fact_id)
+    if not ids:
+        del index[key]

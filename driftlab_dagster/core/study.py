@@ -7,8 +7,8 @@ be run, tested and timed without Dagster.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator
 
 from .designs import ALL_DESIGNS, Design
 from .evaluation import accuracy, evaluate

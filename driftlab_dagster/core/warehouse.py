@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pandas as pd
@@ -28,6 +29,9 @@ from .governed import EntityName, GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import Store, StoredPage
 from .world import World
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 _COST_COLUMNS = """
     approach VARCHAR NOT NULL, event INTEGER NOT NULL, docs INTEGER NOT NULL,
@@ -52,7 +56,8 @@ TABLES: dict[str, str] = {
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
         extractor VARCHAR NOT NULL, audience VARCHAR NOT NULL""",
     "extraction_log": f"""{_PARTITION}, page_id VARCHAR NOT NULL,
-        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL,
+        issue VARCHAR NOT NULL""",
     "graph_maintenance": f"{_PARTITION}, {_COST_COLUMNS}",
     # The Governed design's graph: nothing is deleted; rows are retracted and superseded (governed.py).
     "governed_facts": f"""{_PARTITION}, id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
@@ -74,7 +79,8 @@ TABLES: dict[str, str] = {
         event INTEGER NOT NULL, ms INTEGER NOT NULL, run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL""",
     # The graph the repair left behind (by the approach the repair asset was configured with).
     "repaired_extraction_log": f"""{_WORLD}, approach VARCHAR NOT NULL, page_id VARCHAR NOT NULL,
-        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL, issue VARCHAR NOT NULL""",
+        version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, extractor VARCHAR NOT NULL,
+        issue VARCHAR NOT NULL""",
     "repaired_facts": f"""{_WORLD}, approach VARCHAR NOT NULL, fact_id INTEGER NOT NULL, entity VARCHAR NOT NULL,
         predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source_doc VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, extracted_at TIMESTAMP NOT NULL, valid_from TIMESTAMP NOT NULL,
@@ -157,12 +163,17 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
         elif existing[table] != table_columns(table):
             raise WarehouseError(
-                f"table {table} in {conn.execute('PRAGMA database_list').fetchone()[2]} was written by another "
+                f"table {table} in {_one_row(conn.execute('PRAGMA database_list'))[2]} was written by another "
                 f"version of DriftLab (columns {existing[table]}); it holds derived data only: move the file "
                 "aside or delete it and run again"
             )
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _one_row(result: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """The row of a statement that always returns exactly one (a PRAGMA, a DELETE's count)."""
+    return cast("tuple[Any, ...]", result.fetchone())
 
 
 def table_columns(table: str) -> list[str]:
@@ -242,7 +253,8 @@ class MissingUpstream(WarehouseError):
 def load_call_cache(conn: duckdb.DuckDBPyConnection) -> dict:
     from .call_cache import CacheEntry
 
-    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms FROM model_calls").fetchall()
+    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms "
+                        "FROM model_calls").fetchall()
     return {r[0]: CacheEntry(*r) for r in rows}
 
 
@@ -335,7 +347,7 @@ def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
 
 def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: Slice, store: Store) -> GovernedStore:
     """One partition's governed graph; `store` is the same partition's (its extraction log is shared)."""
-    def columns(cls: type) -> str:
+    def columns(cls: type[DataclassInstance]) -> str:
         return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
     return GovernedStore.from_rows(
@@ -404,13 +416,13 @@ def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequenc
     deleted = 0
     try:
         for table in PARTITION_TABLES:
-            deleted += conn.execute(
+            deleted += _one_row(conn.execute(
                 f"""DELETE FROM {table} t WHERE world = ? AND NOT EXISTS (
                         SELECT 1 FROM _keep k WHERE k.scenario = t.scenario AND k.day::DATE = t.day)""",
-                [world]).fetchone()[0]
-        deleted += conn.execute(
+                [world]))[0]
+        deleted += _one_row(conn.execute(
             """DELETE FROM maintenance_costs t WHERE world = ?
-               AND NOT EXISTS (SELECT 1 FROM _keep_days k WHERE k.day::DATE = t.day)""", [world]).fetchone()[0]
+               AND NOT EXISTS (SELECT 1 FROM _keep_days k WHERE k.day::DATE = t.day)""", [world]))[0]
     finally:
         conn.unregister("_keep")
         conn.unregister("_keep_days")

@@ -22,9 +22,10 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Callable
+from typing import TypeVar, cast
 
 CACHE_FROM_BYTES = 1_000_000
 KEEP_ENTRIES = 8  # the newest entries kept; older ones are removed when a new one is written
@@ -58,7 +59,10 @@ def entry_path(text: str, source: str) -> Path | None:
     return folder / f"{key}.pickle"
 
 
-def cached_parse(text: str, source: str, parse: Callable[[str, str], object], kind: type) -> object:
+T = TypeVar("T")
+
+
+def cached_parse(text: str, source: str, parse: Callable[[str, str], T], kind: type) -> T:
     """`parse(text, source)`, or its result from the cache; only results of exactly `kind` are stored."""
     entry = entry_path(text, source)
     if entry is None:
@@ -67,7 +71,7 @@ def cached_parse(text: str, source: str, parse: Callable[[str, str], object], ki
         with entry.open("rb") as f:
             found = pickle.load(f)
         if type(found) is kind:
-            return found
+            return cast(T, found)  # only what `parse` returned was stored, and it is of exactly `kind`
     except Exception:  # missing, truncated, from an older layout: parse again and replace it
         pass
     parsed = parse(text, source)

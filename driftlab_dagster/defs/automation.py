@@ -9,6 +9,8 @@ beside the webserver.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 import dagster as dg
 
 from driftlab_dagster.defs.context import StudyContext
@@ -17,14 +19,23 @@ STUDY_ASSETS = ["world", "pages", "extraction_log", "fact_graph", "governed_grap
 
 
 def study_selection(ctx: StudyContext, with_reports: bool = True) -> list[dg.AssetKey]:
-    names = STUDY_ASSETS + (["graph_repair"] if ctx.repair_source else []) + (["accuracy_report"] if with_reports else [])
+    names = (STUDY_ASSETS + (["graph_repair"] if ctx.repair_source else [])
+             + (["accuracy_report"] if with_reports else []))
     return [ctx.key(n) for n in names]
 
 
 MODEL_TAG = "driftlab/model"
 
 
-def build(ctx: StudyContext, nightly_cron: str) -> dict[str, list]:
+class Automation(TypedDict):
+    """A world's jobs, schedules and sensor, as keyword arguments of dg.Definitions."""
+
+    jobs: list[Any]  # what define_asset_job returns: Dagster exports no name for its type outside dagster._core
+    schedules: list[dg.ScheduleDefinition]
+    sensors: list[dg.SensorDefinition]
+
+
+def build(ctx: StudyContext, nightly_cron: str) -> Automation:
     parts = ctx.partitions
     # Runs that call a model say so, so a deployment can cap them at the model server's slots
     # (tag_concurrency_limits in deploy/dagster.yaml).

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.session import extractor_id, reader_id
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.study import stale_graph_scenario
 from driftlab_dagster.core.warehouse import Slice
 from driftlab_dagster.core.world import World
@@ -24,7 +24,7 @@ class StudyContext:
     reader_id: str  # the answers' code version
 
     @classmethod
-    def build(cls, world: World, settings: StudySettings) -> "StudyContext":
+    def build(cls, world: World, settings: StudySettings) -> StudyContext:
         return cls(world, settings, study_partitions(world), extractor_id(settings, world),
                    reader_id(settings))
 

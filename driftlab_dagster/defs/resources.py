@@ -8,10 +8,11 @@ them to every world's assets.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -21,8 +22,8 @@ from pydantic import Field
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.call_cache import Spend
 from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompatibleClient
-from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.progress import Progress
+from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.warehouse import (
     connect,
@@ -67,8 +68,8 @@ class ModelResource(dg.ConfigurableResource):
 class OllamaResource(ModelResource):
     """Ollama's native API through the official `ollama` client."""
 
-    url: Optional[str] = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
-    api_key: Optional[str] = Field(default=None, description="Bearer key; bound to $OLLAMA_API_KEY when set.")
+    url: str | None = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
+    api_key: str | None = Field(default=None, description="Bearer key; bound to $OLLAMA_API_KEY when set.")
 
     def client(self) -> ModelClient:
         return OllamaClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
@@ -77,8 +78,8 @@ class OllamaResource(ModelResource):
 class OpenAICompatibleResource(ModelResource):
     """An OpenAI-compatible server: LM Studio, llama.cpp's llama-server, vLLM, llama-cpp-python."""
 
-    url: Optional[str] = Field(default=None, description="Server URL (default http://127.0.0.1:1234).")
-    api_key: Optional[str] = Field(default=None, description="Bearer key; bound to $OPENAI_API_KEY when set.")
+    url: str | None = Field(default=None, description="Server URL (default http://127.0.0.1:1234).")
+    api_key: str | None = Field(default=None, description="Bearer key; bound to $OPENAI_API_KEY when set.")
 
     def client(self) -> ModelClient:
         return OpenAICompatibleClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
@@ -104,7 +105,7 @@ class ReportsResource(dg.ConfigurableResource):
 
 def model_resource(config: DriftlabConfig) -> ModelResource:
     study = config.study
-    common = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
+    common: dict[str, Any] = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
     # Keys are bound, not read: resolved when a run starts, never in the definitions, a log or DuckDB.
     if study.api == "ollama":
         key = dg.EnvVar("OLLAMA_API_KEY") if os.environ.get("OLLAMA_API_KEY") else None

@@ -204,8 +204,8 @@ class World(ABC):
             twice = sorted({k for k in keys if keys.count(k) > 1})
             bad = [k for k in keys if not k or set(k) & _PARTITION_KEY_FORBIDDEN or "..." in k]
             if twice or bad:
-                raise WorldFileError(f"{self.source}: {what} {(twice or bad)[0]!r} cannot be a partition key "
-                                     f"({'it is used twice' if twice else 'it is empty or holds | , [ ] or a control character'})")
+                why = "it is used twice" if twice else "it is empty or holds | , [ ] or a control character"
+                raise WorldFileError(f"{self.source}: {what} {(twice or bad)[0]!r} cannot be a partition key ({why})")
 
     # ----- the calendar, derived from the checkpoints -----
     @property

@@ -14,14 +14,14 @@ import json
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
 
 from ..ontology import Ontology, Predicate
 from ..units import prose_units
-from . import NONE, PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
+from . import PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
 from .common import NamingSpec, slug
 from .corpus_spec import VALUE_KINDS, CorpusQuestionSpec, CorpusWorldSpec, OpenPredicateSpec, RecordSpec, ScenarioPolicy
 from .history import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots
@@ -63,7 +63,8 @@ class CorpusWorld(World):
             if spec.corpus.git is not None:
                 snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits")
             else:
-                snapshots = load_snapshots(base / spec.corpus.snapshots, spec.corpus.paths)  # type: ignore[operator]
+                # CorpusSpec._one_source: without `git`, `snapshots` is set
+                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths)
         except CorpusError as e:
             raise WorldFileError(f"{source}: corpus: {e}") from None
         if len(snapshots) > MAX_CHECKPOINTS:
@@ -84,7 +85,8 @@ class CorpusWorld(World):
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
-            raise WorldFileError(f"{self.source}: {what}: cannot read {path} ({e.strerror or type(e).__name__})") from None
+            raise WorldFileError(f"{self.source}: {what}: cannot read {path} "
+                                 f"({e.strerror or type(e).__name__})") from None
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as e:
@@ -290,7 +292,8 @@ class CorpusWorld(World):
                 if r.rename is not None:
                     changes.append(("rename", (r.rename["to"], r.rename["from"]), r.source))
                 else:
-                    changes.append(("fact", (r.subject, r.predicate, r.object), r.source))
+                    # a record without a rename has all three (checked when the world loaded)
+                    changes.append(("fact", cast("tuple[str, str, str]", (r.subject, r.predicate, r.object)), r.source))
         return changes
 
     def changes(self) -> list[dict[str, str]]:

@@ -47,7 +47,7 @@ class CorpusSpec(SpecModel):
     checkpoints: list[dt.date] | Literal["commits"] | None = None
 
     @model_validator(mode="after")
-    def _one_source(self) -> "CorpusSpec":
+    def _one_source(self) -> CorpusSpec:
         if (self.git is None) == (self.snapshots is None):
             raise ValueError("give exactly one of `git` (a repository) or `snapshots` (a folder of dated folders)")
         if self.git is not None and self.checkpoints is None:

@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 MAX_PAGE_BYTES = 256 * 1024  # a page longer than this is skipped with a note, not read (as for templated pages)
 
@@ -87,7 +88,7 @@ def _page(path: str, raw: bytes, updated_at: dt.datetime) -> CorpusPage | None:
 
 
 def _utc(stamp: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(stamp).astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).replace(tzinfo=None)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ class _Change:
     old: str | None = None  # the path before a rename
 
 
-def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | str) -> list[Snapshot]:
+def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | Literal["commits"]) -> list[Snapshot]:
     """The snapshots at each checkpoint date, or at each day with a commit touching the pages ("commits")."""
     if not repo.exists():
         raise CorpusError(f"the repository {repo} does not exist")
@@ -128,7 +129,7 @@ def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | str) -> 
     else:
         first = history[0][1]
         targets = []
-        for day in checkpoints:  # type: ignore[union-attr]
+        for day in checkpoints:
             start = dt.datetime.combine(day, dt.time())
             before = [sha for sha, when, _ in history if when < start]
             if not before:

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..world_cache import cached_parse
 from . import World, WorldFileError
@@ -26,7 +26,7 @@ def load_world(path: str | Path) -> World:
     parsed world is kept on disk by its content (world_cache.py), so the next process reads it back."""
     path = Path(path)
     text = _read_world_text(path)
-    return cached_parse(text, str(path), parse_world, TemplatedWorld)  # type: ignore[return-value]
+    return cached_parse(text, str(path), parse_world, TemplatedWorld)
 
 
 def _read_world_text(path: Path) -> str:
@@ -82,7 +82,7 @@ def parse_world(text: str, source: str = "<string>") -> World:
     data, node = load_yaml(text, source)
     if not isinstance(data, dict):
         raise WorldFileError(f"{source}: a world file is a mapping with company, start, shapes, predicates, ...")
-    spec_class: type[BaseModel] = CorpusWorldSpec if "corpus" in data else WorldSpec
+    spec_class: type[CorpusWorldSpec] | type[WorldSpec] = CorpusWorldSpec if "corpus" in data else WorldSpec
     try:
         spec = spec_class.model_validate(data)
     except ValidationError as e:
@@ -99,7 +99,7 @@ def parse_world(text: str, source: str = "<string>") -> World:
         raise WorldFileError(f"{source}: {field}{at}: {msg}{more}") from None
     if isinstance(spec, CorpusWorldSpec):
         return CorpusWorld(spec, source)
-    return TemplatedWorld(spec, source)  # type: ignore[arg-type]
+    return TemplatedWorld(spec, source)
 
 
 def _is_union_tag(part: Any) -> bool:
@@ -109,7 +109,8 @@ def _is_union_tag(part: Any) -> bool:
 
 
 def _spec_classes() -> list[type]:
-    found, todo = [], [SpecModel]
+    found: list[type] = []
+    todo: list[type[SpecModel]] = [SpecModel]
     while todo:
         cls = todo.pop()
         found.append(cls)

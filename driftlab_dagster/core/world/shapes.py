@@ -13,8 +13,8 @@ as `re` will; the project requires Python 3.11+, where they have these names.
 
 from __future__ import annotations
 
-from re import _constants as _sre
-from re import _parser as _sre_parse
+from re import _constants as _sre  # type: ignore[attr-defined]  # private: typeshed has no stubs for it
+from re import _parser as _sre_parse  # type: ignore[attr-defined]  # private: typeshed has no stubs for it
 from typing import Any
 
 _REPEATS = {op for op in (getattr(_sre, name, None) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"))

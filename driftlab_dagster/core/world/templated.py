@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import re
 from functools import cached_property
+from typing import cast
 
 from ..ontology import Ontology, Predicate, split_sentences
 from . import Checkpoint, Page, Question, RecordChange, World
@@ -63,7 +64,7 @@ class TemplatedWorld(World):
                 for name, p in spec.predicates.items()
             ]
         )
-        start = spec.start.astimezone(dt.timezone.utc).replace(tzinfo=None) if spec.start.tzinfo else spec.start
+        start = spec.start.astimezone(dt.UTC).replace(tzinfo=None) if spec.start.tzinfo else spec.start
         self.start = start
         self._reads: list[list[str]] | None = None  # per page: the state values its body reads (see _rendered)
         self._bodies: dict[tuple[str | int, ...], str] = {}
@@ -73,7 +74,7 @@ class TemplatedWorld(World):
         ]
 
     @classmethod
-    def from_json(cls, text: str, source: str = "<stored world>") -> "TemplatedWorld":
+    def from_json(cls, text: str, source: str = "<stored world>") -> TemplatedWorld:
         """The world as the `worlds` table stores it (its canonical JSON)."""
         return cls(WorldSpec.model_validate_json(text), source)
 
@@ -167,8 +168,9 @@ class TemplatedWorld(World):
             else:
                 if part.when is not None:
                     holds = all(str(state[k]) == str(v) for k, v in part.when.items())
-                else:
-                    holds = str(state[part.when_changed]) != str(self.spec.state[part.when_changed])
+                else:  # ConditionalPart._one_condition: without `when`, `when_changed` is set
+                    changed = cast(str, part.when_changed)
+                    holds = str(state[changed]) != str(self.spec.state[changed])
                 rendered = self.render_body(part.then if holds else part.otherwise, state)
                 if rendered:
                     pieces.append(rendered)
@@ -184,7 +186,8 @@ class TemplatedWorld(World):
         (scenario, day) asks for every page, and most pages read nothing an event changes."""
         if self._reads is None:
             self._reads = [sorted(_state_reads(p.body)) for p in self.spec.pages]
-        key = (index, *(str(state.get(name)) for name in self._reads[index]))  # rendering sees values only as str
+        # rendering sees values only as str
+        key: tuple[str | int, ...] = (index, *(str(state.get(name)) for name in self._reads[index]))
         body = self._bodies.get(key)
         if body is None:
             body = self._bodies[key] = self.render_body(page.body, state)
@@ -227,5 +230,6 @@ class TemplatedWorld(World):
         if event.record.rename is not None:
             var = event.record.rename
             return "rename", (str(after[var]), str(before[var]))
-        predicate, subject, obj = event.record.fact  # type: ignore[misc]
+        # RecordSpec._one_change: a record without a rename has a fact
+        predicate, subject, obj = cast("tuple[str, str, str]", event.record.fact)
         return "fact", (self.fill(subject, after), predicate, self.fill(obj, after))

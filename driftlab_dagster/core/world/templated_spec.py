@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -67,7 +67,7 @@ def _check_fact_text(text: str) -> str:
 
 
 # Finite numbers and short strings: a state value is pasted into every page and question that names it.
-StateValue = Annotated[Union[int, float, str], AfterValidator(_check_state_value)]
+StateValue = Annotated[int | float | str, AfterValidator(_check_state_value)]
 FactText = Annotated[str, AfterValidator(_check_fact_text)]
 
 
@@ -91,7 +91,7 @@ class PredicateSpec(SpecModel):
         return sentence
 
     @model_validator(mode="after")
-    def _one_subject(self) -> "PredicateSpec":
+    def _one_subject(self) -> PredicateSpec:
         if (self.subject is None) == (self.fixed_subject is None):
             raise ValueError("give exactly one of `subject` (a shape) or `fixed_subject` (a name)")
         if "{object}" not in self.sentence:
@@ -108,11 +108,11 @@ class FactPart(SpecModel):
 class ConditionalPart(SpecModel):
     when: dict[str, StateValue] | None = None  # every listed state value equals the given one
     when_changed: str | None = None  # the state value differs from the initial state
-    then: list["BodyPart"]
-    otherwise: list["BodyPart"] = Field(default_factory=list)
+    then: list[BodyPart]
+    otherwise: list[BodyPart] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _one_condition(self) -> "ConditionalPart":
+    def _one_condition(self) -> ConditionalPart:
         if (self.when is None) == (self.when_changed is None):
             raise ValueError("give exactly one of `when` or `when_changed`")
         return self
@@ -129,8 +129,9 @@ def _body_part_kind(part: Any) -> str:
 
 
 BodyPart = Annotated[
-    Union[Annotated[str, Tag("str")], Annotated[FactPart, Tag("FactPart")],
-          Annotated["ConditionalPart", Tag("ConditionalPart")]],
+    Annotated[str, Tag("str")]
+    | Annotated[FactPart, Tag("FactPart")]
+    | Annotated["ConditionalPart", Tag("ConditionalPart")],
     Discriminator(_body_part_kind),
 ]
 ConditionalPart.model_rebuild()
@@ -160,7 +161,7 @@ class RecordSpec(SpecModel):
     rename: str | None = None  # the state variable whose value was renamed
 
     @model_validator(mode="after")
-    def _one_change(self) -> "RecordSpec":
+    def _one_change(self) -> RecordSpec:
         if (self.fact is None) == (self.rename is None):
             raise ValueError("give exactly one of `fact` or `rename`")
         return self
@@ -291,7 +292,7 @@ class WorldSpec(SpecModel):
         return shapes
 
     @model_validator(mode="after")
-    def _cross_references(self) -> "WorldSpec":
+    def _cross_references(self) -> WorldSpec:
         for name, p in self.predicates.items():
             for field, shape in (("subject", p.subject), ("object", p.object)):
                 if shape is not None and shape not in self.shapes:
@@ -302,9 +303,9 @@ class WorldSpec(SpecModel):
             regex = sentence_regex(p.sentence, self.shapes[p.subject] if p.subject else None, self.shapes[p.object])
             try:
                 re.compile(regex)
-            except (re.error, RecursionError, OverflowError) as e:
+            except (re.error, RecursionError, OverflowError) as err:
                 raise Located(("predicates", name, "sentence"),
-                               f"the sentence with its shapes is not a valid regular expression ({e}); use scoped "
+                               f"the sentence with its shapes is not a valid regular expression ({err}); use scoped "
                                "flags such as (?i:...) in shapes, not (?i)") from None
         partitions = len(self.scenarios) * (len(self.events) + 1)
         if partitions > MAX_PARTITIONS:
@@ -396,12 +397,12 @@ class WorldSpec(SpecModel):
         for predicate, owners in self.authority.canonical.items():
             if predicate not in self.predicates:
                 raise Located(("authority", "canonical", predicate), f"unknown predicate {predicate!r}")
-            for page in owners:
-                if page not in seen_pages:
-                    raise Located(("authority", "canonical", predicate), f"unknown page {page!r}")
-        for page in self.authority.drafts:
-            if page not in seen_pages:
-                raise Located(("authority", "drafts"), f"unknown page {page!r}")
+            for owner in owners:
+                if owner not in seen_pages:
+                    raise Located(("authority", "canonical", predicate), f"unknown page {owner!r}")
+        for draft in self.authority.drafts:
+            if draft not in seen_pages:
+                raise Located(("authority", "drafts"), f"unknown page {draft!r}")
         seen_q: set[str] = set()
         for n, q in enumerate(self.questions):
             if q.id in seen_q:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -29,13 +29,19 @@ def dotted(loc: list[Any]) -> str:
 
 
 
-class _GuardedConstruction:
+if TYPE_CHECKING:  # what the mixin is mixed into, so that super().construct_object is known
+    _Constructor = yaml.constructor.SafeConstructor
+else:
+    _Constructor = object
+
+
+class _GuardedConstruction(_Constructor):
     """Turns a value the YAML constructors choke on (a timestamp such as 2026-13-45, an integer of 5,000
     digits) into a YAML error at that value's line, instead of a bare ValueError from deep inside."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
-            return super().construct_object(node, deep)  # type: ignore[misc]
+            return super().construct_object(node, deep)
         except yaml.YAMLError:
             raise
         except (ValueError, TypeError, ArithmeticError) as e:
@@ -54,7 +60,7 @@ class _PureLoader(_GuardedConstruction, yaml.SafeLoader):
 # value) is the same Python code. Its error messages differ, so errors are re-read with the pure loader.
 _FastLoader: type | None = None
 if yaml.__with_libyaml__:
-    class _FastLoader(_GuardedConstruction, yaml.CSafeLoader):  # type: ignore[no-redef]
+    class _FastLoader(_GuardedConstruction, yaml.CSafeLoader):  # type: ignore[no-redef]  # fills the Optional above
         pass
 
 
@@ -196,7 +202,8 @@ def _prescan(text: str, source: str, loader_class: type) -> int:
 def _stream_error(source: str, stack: list[_Open], event: yaml.Event, message: str) -> WorldFileError:
     path = [collection.label for collection in stack]
     field = dotted(path[:6]) + ("..." if len(path) > 6 else "") or "(top level)"
-    return WorldFileError(f"{source}: {field} (line {event.start_mark.line + 1}): {message}")
+    mark = cast(yaml.Mark, event.start_mark)  # events from the parser always carry their position
+    return WorldFileError(f"{source}: {field} (line {mark.line + 1}): {message}")
 
 
 class _Cycle(Exception):

@@ -1,5 +1,5 @@
 import typing
-from typing import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import dagster as dg
 import duckdb
@@ -100,13 +100,13 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     layer = resumed or KnowledgeLayer(Store(), GovernedStore(world))
                     replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
-                    for step, layer, cost in replay_steps(world, scenario, layer, pages_by_step, session.extractor,
-                                                          renames, first):
+                    for step, replayed, cost in replay_steps(world, scenario, layer, pages_by_step,
+                                                             session.extractor, renames, first):
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
-                        assert layer.governed is not None
-                        rows, governed_rows = layer.store.rows(), layer.governed.rows()
+                        assert replayed.governed is not None
+                        rows, governed_rows = replayed.store.rows(), replayed.governed.rows()
                         tables = {t: (Store.ROW_COLUMNS[t], rows[t])
                                   for t in ("entities", "aliases", "facts", "extraction_log")}
                         tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
@@ -127,8 +127,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                                               else f"{replayed_from} (the initial extraction)"),
                         }
                         mark = spend_mark(session)
-                        context.log.info(f"{where}: {len(rows['facts'])} facts, "
-                                         f"{cost.docs if cost else 0} pages read by {cost.approach if cost else 'nobody'}")
+                        context.log.info(f"{where}: {len(rows['facts'])} facts, {cost.docs if cost else 0} "
+                                         f"pages read by {cost.approach if cost else 'nobody'}")
                         progress.advance()
                 batch.flush()
                 record_timings(conn, world, "graph_maintenance", context.run_id, timings)
@@ -146,14 +146,15 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         checks = {k.name for k in context.selected_asset_check_keys}
         for key, found in findings.items():
             target = _latest_materialization(context, ctx.key("fact_graph"), key)
-            for name, (rows, columns) in found.items():
+            for name, (failing, columns) in found.items():
                 if name not in checks:
                     continue
                 yield dg.AssetCheckEvaluation(
-                    asset_key=ctx.key("fact_graph"), check_name=name, passed=not rows, partition=key,
+                    asset_key=ctx.key("fact_graph"), check_name=name, passed=not failing, partition=key,
                     severity=dg.AssetCheckSeverity.WARN, target_materialization_data=target,
-                    metadata={"count": len(rows),
-                              "rows": dg.MetadataValue.md(markdown_table(rows[:50], columns) if rows else "none")},
+                    metadata={"count": len(failing),
+                              "rows": dg.MetadataValue.md(markdown_table(failing[:50], columns) if failing
+                                                          else "none")},
                 )
 
     return [graph]
@@ -173,7 +174,7 @@ class _SliceBatch:
         self.slices: list[Slice] = []
         self.rows = 0
 
-    def add(self, where: Slice, tables: dict[str, tuple[Sequence[str], list[tuple]]]) -> None:
+    def add(self, where: Slice, tables: Mapping[str, tuple[Sequence[str], list[tuple]]]) -> None:
         """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
         rows, has its slice emptied."""
         self.slices.append(where)
@@ -220,8 +221,9 @@ def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnec
     return layer
 
 
+# Returns a _TargetMaterialization or None: that type is read at runtime (above), so mypy cannot name it.
 def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.AssetKey,
-                            partition: str) -> _TargetMaterialization | None:
+                            partition: str) -> typing.Any:
     """Which materialisation a check evaluated, so the UI counts the check as current for that partition."""
     found = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
@@ -231,7 +233,8 @@ def _latest_materialization(context: dg.AssetExecutionContext, asset_key: dg.Ass
         run_id=found[0].event_log_entry.run_id, storage_id=found[0].storage_id, timestamp=found[0].timestamp)
 
 
-def _findings(conn: duckdb.DuckDBPyConnection, where: Slice, name_key) -> dict[str, tuple[list[dict], list[str]]]:  # type: ignore[no-untyped-def]
+def _findings(conn: duckdb.DuckDBPyConnection, where: Slice,
+              name_key: Callable[[str], str]) -> dict[str, tuple[list[dict], list[str]]]:
     return {
         "pages_changed_since_read": (drift.pages_ahead(conn, where), ["page_id", "page_version", "version_read"]),
         "facts_from_superseded_pages": (drift.superseded_facts(conn, where),
