@@ -8,7 +8,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 # did; the tests make their own.
 HOME_DIR := $(CURDIR)/.dagster_home
 
-.PHONY: setup run test test-fast dev bench check model-server clean
+.PHONY: setup run test test-unit test-dagster test-system test-model dev bench check model-server clean
 
 setup: $(STAMP)
 
@@ -41,13 +41,25 @@ $(HOME_DIR)/dagster.yaml: dagster.yaml
 run: $(STAMP) $(HOME_DIR)/dagster.yaml
 	DAGSTER_HOME=$(HOME_DIR) $(BIN)/python -m driftlab_dagster run
 
-## test: the test suite (the published table is checked by a test that runs the pipeline)
+## test: every tier below (the published table is checked by a test that runs the pipeline); what CI runs
 test: $(LLM_STAMP)
 	$(BIN)/python -m pytest -q
 
-## test-fast: everything but the end-to-end runs on a real local model
-test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not model"
+## test-unit: the pure core, no Dagster and no second process; under a minute, for every save
+test-unit: $(STAMP)
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -q -m "not (dagster or system or ui or model)"
+
+## test-dagster: the asset graph run in process on temporary DuckDB files
+test-dagster: $(STAMP)
+	$(BIN)/python -m pytest -q -m dagster
+
+## test-system: the command as a user runs it, kills and Ctrl-C, the multiprocess executor, dagster dev in Chromium
+test-system: $(STAMP)
+	$(BIN)/python -m pytest -q -m "system or ui"
+
+## test-model: end-to-end on the shipped real local model
+test-model: $(LLM_STAMP)
+	$(BIN)/python -m pytest -q -m model
 
 ## dev: the Dagster UI on http://127.0.0.1:3000 with the daemon (schedules, queued backfills)
 dev: $(STAMP) $(HOME_DIR)/dagster.yaml

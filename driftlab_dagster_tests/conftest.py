@@ -1,21 +1,29 @@
-"""Shared fixtures: the bundled worlds, a configuration pointing into a temporary folder, and one real
-Dagster run of the whole study into a temporary DuckDB file (session-scoped, because many pipeline tests
-read the same finished study)."""
+"""Shared fixtures: the bundled worlds and a configuration pointing into a temporary folder. Nothing here
+imports Dagster: the unit tier runs without it (the finished Dagster study is in defs/conftest.py).
+
+Hypothesis profiles: `ci` (the default, what `make test` runs) draws 1,500 examples per property; `dev`
+(`make test-unit` sets HYPOTHESIS_PROFILE=dev) draws 150, so the unit tier answers in under a minute."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from pathlib import Path
 
-import dagster as dg
 import pytest
+from hypothesis import HealthCheck, settings
 
-from driftlab_dagster.config import DriftlabConfig, StudySettings
+from driftlab_dagster.config import DriftlabConfig
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR, DEFAULT_WORLD
 
 SECOND_WORLD = DATA_DIR / "worlds" / "quillfeather_health.yaml"
+
+for _name, _examples in (("ci", 1500), ("dev", 150)):
+    settings.register_profile(_name, max_examples=_examples, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def config_for(folder: Path, worlds: list[Path] | None = None, **study) -> DriftlabConfig:
@@ -36,29 +44,3 @@ def _own_world_cache(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def world() -> World:
     return load_world(DEFAULT_WORLD)
-
-
-@dataclass
-class FinishedStudy:
-    config: DriftlabConfig
-    instance: dg.DagsterInstance
-    run_ids: list[str]
-
-    @property
-    def database(self) -> Path:
-        return self.config.database
-
-    @property
-    def out(self) -> Path:
-        """Where the study's reports are (the default world's folder)."""
-        return self.config.output_dir / load_world(self.config.worlds[0]).id
-
-
-@pytest.fixture(scope="session")
-def dagster_study(tmp_path_factory: pytest.TempPathFactory) -> FinishedStudy:
-    from driftlab_dagster.headless import run_study_in_dagster
-
-    config = config_for(tmp_path_factory.mktemp("study"))
-    instance = dg.DagsterInstance.ephemeral()
-    [run] = run_study_in_dagster(config, instance=instance)
-    return FinishedStudy(config, instance, run.run_ids)

@@ -12,6 +12,8 @@ import pytest
 
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 
+pytestmark = pytest.mark.system
+
 
 def _driftlab(*args: str, env_world: str | None = None) -> subprocess.CompletedProcess:
     import os

@@ -6,9 +6,13 @@ import gc
 import subprocess
 import sys
 
+import pytest
+
 from driftlab_dagster import gc_pace
 from driftlab_dagster.cli import main
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
+
+pytestmark = pytest.mark.system
 
 PACED = (gc_pace.YOUNG_EVERY, gc_pace.MIDDLE_EVERY, gc_pace.OLD_EVERY)
 

@@ -17,9 +17,12 @@ import pytest
 
 from driftlab_dagster import cli
 from driftlab_dagster.core import clients
-
-from driftlab_dagster.core.replies import (UnreadableReply, validate_answer_reply, validate_plain_answer,
-                                           validate_relation_reply)
+from driftlab_dagster.core.replies import (
+    UnreadableReply,
+    validate_answer_reply,
+    validate_plain_answer,
+    validate_relation_reply,
+)
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.support.fake_server import FakeModelServer

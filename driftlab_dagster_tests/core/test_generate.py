@@ -82,6 +82,7 @@ def test_worlds_that_cannot_be_scaled_say_why(tmp_path):
         scale_world(load_world(handbook.world), copies=2)
 
 
+@pytest.mark.system  # starts the command, or a second process holding the file
 def test_generate_world_writes_a_file_that_check_world_accepts_and_the_study_runs_through_dagster(tmp_path):
     out = tmp_path / "big.yaml"
     env_free = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}

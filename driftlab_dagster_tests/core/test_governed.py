@@ -149,9 +149,9 @@ def test_a_fixed_subject_predicate_lands_on_the_ontologys_subject_whatever_the_m
 
 
 def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
+    from driftlab_dagster.core.call_cache import CachedClient
     from driftlab_dagster.core.designs import Agent, Design
     from driftlab_dagster.core.model_reader import ModelReader
-    from driftlab_dagster.core.call_cache import CachedClient
     from driftlab_dagster.core.replay import ReplayClient
     from driftlab_dagster.core.retrieval import Bm25Retriever
 
@@ -175,11 +175,11 @@ def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reade
     """The graph read day 0 only; a newer page names a product the graph has never seen. Governed answers
     from that page with the deterministic reader and with a model reader alike (a model reader once crashed
     here looking up the unseen name's current spelling)."""
+    from driftlab_dagster.core.call_cache import CachedClient
     from driftlab_dagster.core.designs import Agent, Design
     from driftlab_dagster.core.model_reader import ModelReader
-    from driftlab_dagster.core.call_cache import CachedClient
-    from driftlab_dagster.core.replay import ReplayClient
     from driftlab_dagster.core.readers import DeterministicReader
+    from driftlab_dagster.core.replay import ReplayClient
     from driftlab_dagster.core.retrieval import Bm25Retriever
 
     governed = GovernedStore(world)

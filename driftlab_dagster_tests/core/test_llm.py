@@ -14,11 +14,11 @@ from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.clients import ModelCallFailed
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.model_reader import ModelReader
+from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.prompts import relation_prompts, relation_schema
+from driftlab_dagster.core.readers import Evidence
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.scoring import score_triples
-from driftlab_dagster.core.ontology import Triple
-from driftlab_dagster.core.readers import Evidence
 from driftlab_dagster.core.store import StoredPage
 
 T = dt.datetime(2026, 9, 1, 9)

@@ -9,16 +9,16 @@ import re
 
 import pytest
 
+from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import Extraction
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.model_reader import ModelReader
-from driftlab_dagster.core.call_cache import CachedClient
-from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.world.loader import load_world

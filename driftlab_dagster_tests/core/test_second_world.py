@@ -16,9 +16,9 @@ from driftlab_dagster.core.designs import Design
 from driftlab_dagster.core.extraction import FULL, PATCH_PAGES, PATCH_RECORD
 from driftlab_dagster.core.ontology import split_sentences
 from driftlab_dagster.core.study import REPAIR_EVENT, StudyResult, run_study
-from driftlab_dagster.core.world.templated_spec import ConditionalPart, FactPart
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.core.world.templated_spec import ConditionalPart, FactPart
 
 WORLDS = Path(__file__).resolve().parents[2] / "data" / "worlds"
 SECOND_WORLD = WORLDS / "quillfeather_health.yaml"

@@ -33,7 +33,6 @@ from driftlab_dagster.core.warehouse import (
     replace_slices,
     stored_governed_store,
     stored_store,
-    table_columns,
     transaction,
 )
 from driftlab_dagster.core.world.loader import load_world
@@ -160,6 +159,7 @@ def locked_database(tmp_path: Path):
     holder.wait(timeout=30)
 
 
+@pytest.mark.system  # starts the command, or a second process holding the file
 def test_a_locked_file_fails_within_the_timeout_with_one_clear_line(locked_database: Path):
     started = time.monotonic()
     with pytest.raises(WarehouseError) as info:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from driftlab_dagster.core.world import loader, yaml_guard
-from driftlab_dagster.core.world import WorldFileError
+from driftlab_dagster.core.world import WorldFileError, loader, yaml_guard
 from driftlab_dagster.core.world.loader import load_world, parse_world
 from driftlab_dagster.project import DEFAULT_WORLD
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from driftlab_dagster.core import world_cache
-from driftlab_dagster.core.world import World
-from driftlab_dagster.core.world import loader
+from driftlab_dagster.core.world import World, loader
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
 

@@ -7,6 +7,7 @@ import datetime as dt
 
 import dagster as dg
 import duckdb
+import pytest
 
 from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
@@ -14,7 +15,9 @@ from driftlab_dagster.defs import build_definitions
 from driftlab_dagster.headless import execute_job
 from driftlab_dagster_tests.conftest import config_for
 
-NIGHT = dt.datetime(2026, 12, 1, 2, tzinfo=dt.timezone.utc)
+pytestmark = pytest.mark.dagster
+
+NIGHT = dt.datetime(2026, 12, 1, 2, tzinfo=dt.UTC)
 W = "tessaly_freight"
 
 

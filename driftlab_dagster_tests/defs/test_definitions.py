@@ -7,6 +7,7 @@ import os
 import tomllib
 
 import dagster as dg
+import pytest
 import yaml
 
 from driftlab_dagster.config import DriftlabConfig
@@ -14,6 +15,8 @@ from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.conftest import SECOND_WORLD, config_for
+
+pytestmark = pytest.mark.dagster
 
 
 def _graph(config: DriftlabConfig | None = None):

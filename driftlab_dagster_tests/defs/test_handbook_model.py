@@ -12,8 +12,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.fixture_repo import build_handbook
 from driftlab_dagster.headless import run_study_in_dagster

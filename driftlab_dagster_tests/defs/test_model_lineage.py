@@ -10,16 +10,18 @@ import dagster as dg
 import duckdb
 import pytest
 
-from driftlab_dagster.core.settings import StudySettings
+from driftlab_dagster.core.call_cache import CacheEntry, call_key
 from driftlab_dagster.core.grounding import likeliest_relations
 from driftlab_dagster.core.model_extractor import ModelExtractor
-from driftlab_dagster.core.prompts import relation_prompts, relation_schema
-from driftlab_dagster.core.call_cache import CacheEntry, call_key
-from driftlab_dagster.core.replay import write_replay_file
 from driftlab_dagster.core.ontology import split_sentences
+from driftlab_dagster.core.prompts import relation_prompts, relation_schema
+from driftlab_dagster.core.replay import write_replay_file
 from driftlab_dagster.core.session import extractor_id
+from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster_tests.conftest import config_for
+
+pytestmark = pytest.mark.dagster
 
 MODEL = "recorded-model"
 UNTIL = "2026-09-08"
@@ -49,11 +51,13 @@ def _record_replies(world, path, drop: set[str] = frozenset()) -> None:
     write_replay_file(entries.values(), path)
 
 
-@pytest.fixture
-def replayed(tmp_path, world):
-    replies = tmp_path / "replies.jsonl"
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory, world):
+    """One replayed model run, read (never changed) by every test here."""
+    folder = tmp_path_factory.mktemp("replayed")
+    replies = folder / "replies.jsonl"
     _record_replies(world, replies, drop={"d05"})
-    config = config_for(tmp_path, extractor="model", api="replay", model=MODEL, replay_file=str(replies))
+    config = config_for(folder, extractor="model", api="replay", model=MODEL, replay_file=str(replies))
     instance = dg.DagsterInstance.ephemeral()
     [run] = run_study_in_dagster(config, instance=instance, until=UNTIL)
     return config, instance, run

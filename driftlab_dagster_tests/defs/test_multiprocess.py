@@ -4,13 +4,16 @@ the ones the in-process executor writes."""
 
 from __future__ import annotations
 
-import duckdb
 import dagster as dg
+import duckdb
+import pytest
 import yaml
 
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.defs.automation import study_selection
+
+pytestmark = pytest.mark.system
 
 SCENARIOS = ["Fresh", "StalePages"]
 

@@ -20,6 +20,8 @@ from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
 from driftlab_dagster.project import PROJECT_ROOT
 
+pytestmark = pytest.mark.system
+
 TIMEOUT = 300
 
 

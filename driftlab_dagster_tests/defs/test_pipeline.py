@@ -22,6 +22,8 @@ from driftlab_dagster.headless import execute_job
 from driftlab_dagster_tests.conftest import config_for
 from driftlab_dagster_tests.published import check_published_figures
 
+pytestmark = pytest.mark.dagster
+
 WORLD = "tessaly_freight"
 CHECKS = {"pages_changed_since_read", "facts_from_superseded_pages", "entity_spelling_splits"}
 

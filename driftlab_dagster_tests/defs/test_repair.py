@@ -12,6 +12,8 @@ from driftlab_dagster.defs import build_definitions
 from driftlab_dagster.headless import execute_job, run_study_in_dagster
 from driftlab_dagster_tests.conftest import config_for
 
+pytestmark = pytest.mark.dagster
+
 W = "tessaly_freight"
 
 

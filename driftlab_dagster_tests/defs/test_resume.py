@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import dagster as dg
 import duckdb
+import pytest
 
-from driftlab_dagster.defs import build_definitions
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.defs import build_definitions
 from driftlab_dagster.headless import execute_job, run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.conftest import config_for
+
+pytestmark = pytest.mark.dagster
 
 W = "tessaly_freight"
 GRAPH = [dg.AssetKey([W, n]) for n in ("fact_graph", "extraction_log", "governed_graph")]

@@ -17,6 +17,8 @@ from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.conftest import config_for
 from driftlab_dagster_tests.support.stale_report import stale_partitions
 
+pytestmark = pytest.mark.dagster
+
 W = "tessaly_freight"
 DAYS = ["2026-09-01", "2026-09-08", "2026-09-15", "2026-09-22", "2026-09-29"]
 
@@ -26,12 +28,23 @@ def _stale(instance: dg.DagsterInstance, definitions: dg.Definitions) -> set[tup
     return {(asset.split("/")[-1], *entry.rsplit(":", 1)) for asset, entries in found.items() for entry in entries}
 
 
-@pytest.fixture
-def finished(tmp_path):
-    config = config_for(tmp_path)
+def _run_study(folder):  # type: ignore[no-untyped-def]
+    config = config_for(folder)
     instance = dg.DagsterInstance.ephemeral()
     run_study_in_dagster(config, instance=instance)
     return config, instance
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One finished study, which these tests only read (they build other definitions over it)."""
+    return _run_study(tmp_path_factory.mktemp("finished"))
+
+
+@pytest.fixture
+def own_study(tmp_path):
+    """A finished study of a test's own, for a test that materialises more into it."""
+    return _run_study(tmp_path)
 
 
 def test_after_a_full_run_nothing_is_stale(finished):
@@ -39,8 +52,8 @@ def test_after_a_full_run_nothing_is_stale(finished):
     assert _stale(instance, build_definitions(config)) == set()
 
 
-def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(finished):
-    config, instance = finished
+def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(own_study):
+    config, instance = own_study
     definitions = build_definitions(config)
     execute_job(definitions.resolve_job_def(f"{W}__study"), instance, partition_key=f"{DAYS[1]}|Fresh",
                 asset_selection=[dg.AssetKey([W, "pages"])])

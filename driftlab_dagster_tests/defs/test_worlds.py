@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dagster as dg
 import duckdb
+import pytest
 
 from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
@@ -13,6 +14,8 @@ from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.conftest import SECOND_WORLD, config_for
+
+pytestmark = pytest.mark.dagster
 
 
 def _rows(database, world_id: str) -> dict[str, list[tuple]]:

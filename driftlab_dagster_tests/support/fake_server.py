@@ -116,7 +116,7 @@ class FakeModelServer:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
 
-    def __enter__(self) -> "FakeModelServer":
+    def __enter__(self) -> FakeModelServer:
         self._thread.start()
         return self
 

@@ -93,7 +93,7 @@ class OllamaAdapter:
         vectors = [d["embedding"] for d in sorted(reply.json()["data"], key=lambda d: d["index"])]
         return 200, {"model": self.embed_model, "embeddings": vectors}
 
-    def __enter__(self) -> "OllamaAdapter":
+    def __enter__(self) -> OllamaAdapter:
         self.thread.start()
         return self
 
