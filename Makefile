@@ -74,8 +74,10 @@ model-server: $(LLM_STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_study.py
 
-## check: the code location loads with zero errors
+## check: lint (ruff) and types (mypy, settings in pyproject.toml), then the code location loads with zero errors
 check: $(STAMP) $(HOME_DIR)/dagster.yaml
+	$(BIN)/ruff check driftlab_dagster driftlab_dagster_tests bench
+	$(BIN)/mypy
 	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dg check defs
 	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster definitions validate -w workspace.yaml
 

@@ -1,5 +1,5 @@
 """The whole study on a real local model, start to finish: starts llama-cpp-python's server with the
-0.5B model from the test support package, runs `driftlab run` with the model extractor and reader, and
+0.5B model the registries ship (driftlab_dagster/model_server.py), runs `driftlab run` with the model extractor and reader, and
 prints the two-column table, the hedging table, the wrong answers and the cost table.
 
     PYTHONPATH=. .venv/bin/python bench/model_run.py [--api openai|ollama] [--out data/model-0.5b]
