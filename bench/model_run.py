@@ -1,6 +1,7 @@
 """The whole study on a real local model, start to finish: starts llama-cpp-python's server with the
-0.5B model the registries ship (driftlab_dagster/model_server.py), runs `driftlab run` with the model extractor and reader, and
-prints the two-column table, the hedging table, the wrong answers and the cost table.
+0.5B model the registries ship (driftlab_dagster/model_server.py), runs `driftlab run` with the model
+extractor and reader, and prints the two-column table, the hedging table, the wrong answers and the cost
+table.
 
     PYTHONPATH=. .venv/bin/python bench/model_run.py [--api openai|ollama] [--out data/model-0.5b]
 
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 from driftlab_dagster.model_server import MODEL_ALIAS, EmbeddingServer, LlamaServer
-from driftlab_dagster_tests.support.ollama_adapter import OllamaAdapter
+from driftlab_dagster.ollama_adapter import OllamaAdapter
 
 
 def main() -> None:

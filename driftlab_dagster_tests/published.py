@@ -49,7 +49,8 @@ def check_published_figures(results: list[dict], costs: list[dict]) -> None:
     assert sum(r["outcome"] == "correct" for r in stale_graph) == 100
 
     # Twelve of Rag's StalePages misses are the rename: the pages only know the old name.
-    rag_stale = [r for r in results if r["design"] == "Rag" and r["scenario"] == "StalePages" and r["outcome"] != "correct"]
+    rag_stale = [r for r in results
+                 if r["design"] == "Rag" and r["scenario"] == "StalePages" and r["outcome"] != "correct"]
     assert sorted({r["question"] for r in rag_stale if r["outcome"] == "abstain"}) == ["R1", "R2", "R3"]
     assert sum(r["outcome"] == "abstain" for r in rag_stale) == 12
     assert sum(r["outcome"] == "wrong" and not r["hedged"] for r in rag_stale) == 18
@@ -63,7 +64,8 @@ def check_published_figures(results: list[dict], costs: list[dict]) -> None:
     assert by[("repair: full re-extract", 99)]["docs"] == 40
     # Patching and rebuilding leave graphs that answer equally well (the post's graph-only check).
     for e in (1, 2, 3, 4):
-        assert by[("patch changed pages", e)]["graph_only_accuracy"] == by[("full re-extract", e)]["graph_only_accuracy"]
+        assert (by[("patch changed pages", e)]["graph_only_accuracy"]
+                == by[("full re-extract", e)]["graph_only_accuracy"])
     assert by[("repair: patch changed pages", 99)]["graph_only_accuracy"] == 1.0
     # Token counts without a model are estimates, and say so.
     assert all(c["estimated"] for c in costs if c["docs"] > 0)

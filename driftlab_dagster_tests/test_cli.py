@@ -36,7 +36,8 @@ def finished(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 def test_run_prints_both_tables_in_the_posts_layout(finished):
     _, done = finished
     assert "Design            Scenario       All answers     Drifted only" in done.stdout
-    assert "Rag               StalePages     70% (70/100)    0% (0/30)       18               0              12" in done.stdout
+    assert ("Rag               StalePages     70% (70/100)    0% (0/30)       "
+            "18               0              12") in done.stdout
     assert "repair: patch changed pages     99     21" in done.stdout
     assert "check: event 4 patch graph-only accuracy 100%" in done.stdout
     assert done.stderr.strip() == ""
@@ -170,7 +171,8 @@ def test_a_slice_runs_the_chosen_scenarios_up_to_a_day(tmp_path):
                      "--scenario", "StaleGraph", "--scenario", "Fresh", "--until", "2026-09-15")
     assert done.returncode == 0, done.stderr
     with duckdb.connect(str(tmp_path / "d.duckdb"), read_only=True) as conn:
-        assert conn.execute("SELECT scenario, day::VARCHAR, count(*) FROM answers GROUP BY ALL ORDER BY ALL").fetchall() == [
+        assert conn.execute("SELECT scenario, day::VARCHAR, count(*) FROM answers "
+                            "GROUP BY ALL ORDER BY ALL").fetchall() == [
             (s, d, 100) for s in ("Fresh", "StaleGraph") for d in ("2026-09-01", "2026-09-08", "2026-09-15")]
     done = _driftlab("run", "--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path), "--until", "2026-13-01")
     assert done.returncode == 2 and "not in world tessaly_freight: 2026-13-01" in done.stderr

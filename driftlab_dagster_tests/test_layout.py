@@ -67,7 +67,8 @@ def test_no_module_of_the_package_imports_itself_back_through_others():
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("driftlab_dagster.core")))
 def test_the_core_imports_neither_dagster_nor_the_command_line(module):
     imported = _imports(module, MODULES[module])
-    outside = sorted(m for m in imported if m.startswith("driftlab_dagster.") and not m.startswith("driftlab_dagster.core"))
+    outside = sorted(m for m in imported
+                     if m.startswith("driftlab_dagster.") and not m.startswith("driftlab_dagster.core"))
     assert outside == [], f"{module} reaches outside the core: {outside}"
     assert not any(m == "dagster" or m.startswith(("dagster.", "dagster_")) for m in imported)
     assert "argparse" not in imported

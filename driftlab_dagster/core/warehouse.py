@@ -215,10 +215,11 @@ def replace_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence
             conn.execute(f"DELETE FROM {table}")
     if len(rows):
         conn.register("_incoming", rows[columns])
-        try:
-            conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
-        finally:
-            conn.unregister("_incoming")
+        # Not in a `finally`: after a failed insert the transaction is aborted and unregistering would raise
+        # over the real error (a constraint the rows broke, a full disk). A view left registered is replaced
+        # by the next register() of the same name.
+        conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+        conn.unregister("_incoming")
     return len(rows)
 
 

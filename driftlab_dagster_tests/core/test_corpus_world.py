@@ -93,7 +93,8 @@ def make_wiki(tmp_path: Path) -> Path:
     }, "start")
     _commit(repo, "2022-06-15T10:00:00Z", {"wiki/teams/billing.md": "# Billing\nThe Heron team owns billing now."},
             "billing moves to Heron")
-    _commit(repo, "2022-09-01T10:00:00Z", {}, "move the billing page", moves={"wiki/teams/billing.md": "wiki/ops/billing.md"})
+    _commit(repo, "2022-09-01T10:00:00Z", {}, "move the billing page",
+            moves={"wiki/teams/billing.md": "wiki/ops/billing.md"})
     _commit(repo, "2022-12-01T10:00:00Z", {"wiki/policies/refunds.md": "# Refunds\n\n- Window: 21 days\n- Method: card",
                                           "wiki/notes/sync.md": None}, "refund policy; notes deleted")
     (tmp_path / "world.yaml").write_text(WORLD)
@@ -163,7 +164,8 @@ def test_a_snapshot_folder_works_without_git(tmp_path):
     (lambda w, q: (w, q.replace("accepted: {Heron: [Heron team]}", "accepted: {Heron: []}")),
      "question Q1: accepted: the accepted spellings of 'Heron' are an empty list"),
     (lambda w, q: (w, q.replace("hops: [owned_by]\n  answers: {2022-01-01: Falcon",
-                                "hops: [runs]\n  answers: {2022-01-01: Falcon")), "question Q1: hops: unknown relation 'runs'"),
+                                "hops: [runs]\n  answers: {2022-01-01: Falcon")),
+     "question Q1: hops: unknown relation 'runs'"),
     (lambda w, q: (w.replace("questions: questions.yaml", "questions: missing.yaml"), q), "questions: cannot read"),
 ])
 def test_mistakes_in_a_corpus_world_are_one_line(wiki, change, message):

@@ -184,7 +184,8 @@ def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reade
 
     governed = GovernedStore(world)
     governed.apply_page(_page("d06"), [Triple("Tessaly Track", "owned_by", "Helix")], T0, "regex")
-    newer = StoredPage("d06", "Product page", "Tessaly Beacon is owned by the Atlas team.", 2, T0 + dt.timedelta(days=7))
+    newer = StoredPage("d06", "Product page", "Tessaly Beacon is owned by the Atlas team.", 2,
+                       T0 + dt.timedelta(days=7))
     resolver = GovernedResolver(governed, [newer])
     shown: list[str] = []
 

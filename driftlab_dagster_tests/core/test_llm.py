@@ -22,7 +22,8 @@ from driftlab_dagster.core.scoring import score_triples
 from driftlab_dagster.core.store import StoredPage
 
 T = dt.datetime(2026, 9, 1, 9)
-PAGE = StoredPage("d02", "Pricing", "The Pro plan costs €49 per user per month. Annual billing gets two months free.", 1, T)
+PAGE = StoredPage("d02", "Pricing",
+                  "The Pro plan costs €49 per user per month. Annual billing gets two months free.", 1, T)
 
 
 def _cached(reply) -> CachedClient:  # type: ignore[no-untyped-def]
@@ -148,7 +149,8 @@ def test_relation_examples_use_names_the_world_never_mentions_and_parse_back(pat
 
     world = load_world(DATA_DIR / "worlds" / f"{path}.yaml")
     for relation, prompt in relation_prompts(world.ontology, world.canonical_json).items():
-        examples = [(sentence, json.loads(reply)) for sentence, reply in re.findall(r"Sentence: (.*)\nJSON: (.*)", prompt)]
+        examples = [(sentence, json.loads(reply))
+                    for sentence, reply in re.findall(r"Sentence: (.*)\nJSON: (.*)", prompt)]
         stated = [(sentence, reply) for sentence, reply in examples if reply["states"]]
         assert len(stated) == 2  # two worked examples per relation, then sentences that state it not
         fixed = world.ontology[relation].fixed_subject
@@ -204,7 +206,8 @@ def test_reading_ahead_groups_a_steps_calls_by_relation_and_changes_nothing_else
     """A step's calls go relation by relation (so a server reuses the shared prompt), while the triples,
     issues and spend are what asking page by page gives."""
     pages = [StoredPage("a", "A", "The Pro plan costs €49 per user per month. Helix is owned by the Core team.", 1, T),
-             StoredPage("b", "B", "The Basic plan costs €12 per user per month. Atlas is owned by the Data team.", 1, T),
+             StoredPage("b", "B", "The Basic plan costs €12 per user per month. Atlas is owned by the Data team.",
+                        1, T),
              StoredPage("c", "C", "The Pro plan costs €49 per user per month.", 1, T)]  # a repeat: served from cache
 
     def reply(system: str, user: str) -> str:

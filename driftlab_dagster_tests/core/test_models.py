@@ -9,7 +9,8 @@ from driftlab_dagster.core.clients import ModelCallFailed, ModelServerDown, Olla
 from driftlab_dagster.model_server import free_port
 
 
-@pytest.mark.parametrize("client_type, hint", [(OllamaClient, "ollama serve"), (OpenAICompatibleClient, "llama-server")])
+@pytest.mark.parametrize("client_type, hint",
+                         [(OllamaClient, "ollama serve"), (OpenAICompatibleClient, "llama-server")])
 def test_a_server_that_is_down_at_the_start_fails_with_one_line_naming_the_url(client_type, hint):
     url = f"http://user:secret@127.0.0.1:{free_port()}"
     client = client_type(url, "some-model", timeout=5)
@@ -38,7 +39,8 @@ def test_the_cache_key_changes_with_model_prompt_input_and_schema():
     base = call_key("m", "system", "user", {"type": "object"})
     assert base == call_key("m", "system", "user", {"type": "object"})
     assert len({base, call_key("m2", "system", "user", {"type": "object"}),
-                call_key("m", "system2", "user", {"type": "object"}), call_key("m", "system", "user2", {"type": "object"}),
+                call_key("m", "system2", "user", {"type": "object"}),
+                call_key("m", "system", "user2", {"type": "object"}),
                 call_key("m", "system", "user", None)}) == 5
 
 

@@ -86,7 +86,8 @@ def test_a_caller_without_the_permission_never_sees_a_restricted_page_or_value(t
                 if design.uses_graph:  # the finance caller still gets the right answer from the graph
                     assert by[(design.value, "Q3")]["answer"] == RESTRICTED_VALUE, (scenario, step, design)
             # Every piece of evidence of the public questions: none from the finance page, none saying Kestrel.
-            public_seen = _evidence_for(world, layer.store, layer.governed, scenario, step, extractor, reader_kind, "Q4")
+            public_seen = _evidence_for(world, layer.store, layer.governed,
+                                        scenario, step, extractor, reader_kind, "Q4")
             assert public_seen and not [e for e in public_seen if RESTRICTED_PAGE in e[0] or RESTRICTED_VALUE in e[1]]
 
 
@@ -103,7 +104,8 @@ def _evidence_for(world, store, governed, scenario, step, extractor, reader_kind
                      else _model_reader(world.ontology))
         resolver = GovernedResolver(governed, store.sorted_pages(), lambda p: extractor.extract(p).triples)
         agent = Agent(store, Bm25Retriever(store.sorted_pages()), reader, design, world.ontology,
-                      resolver if design.value == "Governed" else None, read_page=lambda p: extractor.extract(p).triples)
+                      resolver if design.value == "Governed" else None,
+                      read_page=lambda p: extractor.extract(p).triples)
         agent.ask(q.text, q.entity, q.hops, q.caller)
         seen += reader.seen + [("retrieved", p.id) for p in agent.retriever.top(q.text, 3, q.caller)]
     return seen

@@ -92,10 +92,12 @@ def test_a_reply_is_checked_before_the_cache_keeps_it():
 # ---------------------------------------------------------------------------------------------------------
 # Generated replies: JSON of any shape, JSON-looking text, and plain noise.
 
-_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
+_scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+            | st.text(max_size=30))
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
                      | st.dictionaries(st.sampled_from(["states", "subject", "predicate", "object", "answer",
-                                                        "possibly_stale", "x"]) | st.text(max_size=8), inner, max_size=4),
+                                                        "possibly_stale", "x"]) | st.text(max_size=8),
+                                       inner, max_size=4),
                      max_leaves=20)
 
 
@@ -139,7 +141,8 @@ def test_the_validators_raise_only_their_own_complaint(content):
             pass
 
 
-@given(st.text(max_size=80), st.text(max_size=200), st.sampled_from([None, r"\d+", r"[A-Z]\w+", r"[A-Z][\w ]+?", r"[^.]+"]))
+@given(st.text(max_size=80), st.text(max_size=200),
+       st.sampled_from([None, r"\d+", r"[A-Z]\w+", r"[A-Z][\w ]+?", r"[^.]+"]))
 def test_grounding_never_raises_and_only_returns_what_the_sentence_says(value, sentence, shape):
     found = normalise(value, shape, sentence)
     assert found is None or found.casefold() in sentence.casefold()

@@ -21,7 +21,8 @@ def page(pid: str, title: str, body: str) -> StoredPage:
 
 
 @pytest.mark.parametrize("text, tokens", [
-    ("The Pro plan costs €49 per user per month.", ["the", "pro", "plan", "costs", "49", "per", "user", "per", "month"]),
+    ("The Pro plan costs €49 per user per month.",
+     ["the", "pro", "plan", "costs", "49", "per", "user", "per", "month"]),
     ("FAQ: billing", ["faq", "billing"]),
     ("99.95% uptime", ["99", "95", "uptime"]),
     ("real-time", ["real", "time"]),

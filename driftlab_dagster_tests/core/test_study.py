@@ -32,6 +32,7 @@ def test_the_multi_hop_question_follows_the_owning_team_to_its_lead(world):
 def test_the_printed_tables_keep_the_posts_layout(world):
     study = run_study(world)
     table = reports.accuracy_table(reports.summarise(study.results, world.scenario_names))
-    assert "HybridVersioned   StaleGraph     100% (100/100)  100% (30/30)    0                0              0        61% (61/100)" in table
+    assert ("HybridVersioned   StaleGraph     100% (100/100)  100% (30/30)    "
+            "0                0              0        61% (61/100)") in table
     costs = reports.cost_table(study.costs)
     assert costs.splitlines()[-1] == "* estimated at 4 characters per token, no model was called"

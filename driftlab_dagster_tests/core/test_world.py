@@ -110,7 +110,7 @@ def test_a_missing_world_file_says_so(tmp_path: Path):
         load_world(tmp_path / "nope.yaml")
 
 
-TINY_WORLD = """
+TINY_WORLD = ("""
 company: Tiny Co
 start: 2027-01-04T09:00:00Z
 shapes: {word: '[A-Z]\\w+', integer: '\\d+'}
@@ -124,8 +124,10 @@ predicates:
     query: plan costs month
 state: {basic_price: 5}
 events:
-  - {id: 1, day: 3, kind: price, set: {basic_price: 7}, record: {source: 'record:billing', fact: [price, Basic, '{basic_price}']}}
-scenarios:
+"""
+              "  - {id: 1, day: 3, kind: price, set: {basic_price: 7},"
+              " record: {source: 'record:billing', fact: [price, Basic, '{basic_price}']}}\n"
+              """scenarios:
   Fresh: {pages: all, graph: patch_changed_pages}
   StalePages: {pages: none, graph: patch_from_record}
   StaleGraph: {pages: all, graph: none}
@@ -134,7 +136,7 @@ pages:
   - {id: p2, title: Office, body: [We sit by the sea.]}
 questions:
   - {id: Q1, event: 1, text: 'How much is the Basic plan?', entity: Basic, hops: [price], expected: '{basic_price}'}
-"""
+""")
 
 
 def test_a_user_can_write_their_own_company_in_the_same_format():

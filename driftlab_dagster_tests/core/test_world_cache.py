@@ -47,7 +47,8 @@ def test_an_edited_file_or_another_path_is_parsed_again(parses, tmp_path):
     before = load_world(path)
     _copy(tmp_path, edit=lambda t: t.replace("company: Tessaly Freight", "company: Tessaly Haulage"))
     after = load_world(path)
-    moved = load_world(_copy(tmp_path, "elsewhere.yaml", edit=lambda t: t.replace("company: Tessaly Freight", "company: Tessaly Haulage")))
+    moved = load_world(_copy(tmp_path, "elsewhere.yaml",
+                             edit=lambda t: t.replace("company: Tessaly Freight", "company: Tessaly Haulage")))
     assert len(parses) == 3
     assert after.version != before.version and moved.version == after.version
     assert moved.source.endswith("elsewhere.yaml")

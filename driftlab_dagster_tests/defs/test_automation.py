@@ -62,7 +62,8 @@ def test_the_nightly_run_on_an_empty_warehouse_materialises_every_partition(tmp_
             assert result.success
     ctx_keys = definitions.resolve_asset_graph().get(dg.AssetKey([W, "answers"])).partitions_def.get_partition_keys()
     for asset in ("pages", "fact_graph", "answers"):
-        materialized = {r.partition_key for r in instance.fetch_materializations(dg.AssetKey([W, asset]), limit=100).records}
+        materialized = {r.partition_key
+                        for r in instance.fetch_materializations(dg.AssetKey([W, asset]), limit=100).records}
         assert materialized == set(ctx_keys), asset
     with duckdb.connect(str(config.database), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM maintenance_costs").fetchone()[0] == 12

@@ -47,7 +47,8 @@ def test_each_worlds_partitioned_assets_share_its_one_scenario_by_day_definition
     graph = definitions.resolve_asset_graph()
     for ctx in study_contexts(DriftlabConfig(worlds=[DEFAULT_WORLD, SECOND_WORLD])):
         by_name = {k.path[-1]: graph.get(k) for k in graph.get_all_asset_keys() if k.path[0] == ctx.world.id}
-        shared = {by_name[n].partitions_def for n in ("pages", "extraction_log", "fact_graph", "governed_graph", "answers")}
+        shared = {by_name[n].partitions_def
+                  for n in ("pages", "extraction_log", "fact_graph", "governed_graph", "answers")}
         assert len(shared) == 1
         [partitions] = shared
         assert partitions.get_partition_keys() == ctx.partitions.scenario_day.get_partition_keys()

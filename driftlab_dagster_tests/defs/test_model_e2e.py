@@ -18,8 +18,8 @@ import pytest
 from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.headless import run_study_in_dagster
 from driftlab_dagster.model_server import MODEL_ALIAS, EmbeddingServer, LlamaServer
+from driftlab_dagster.ollama_adapter import OllamaAdapter
 from driftlab_dagster_tests.conftest import config_for
-from driftlab_dagster_tests.support.ollama_adapter import OllamaAdapter
 
 pytestmark = pytest.mark.model
 
@@ -41,7 +41,8 @@ def _run(tmp: Path, **study) -> dict:
             "answers": q("SELECT day::VARCHAR, count(*) FROM answers GROUP BY ALL ORDER BY ALL"),
             "extractors": q("SELECT DISTINCT extractor FROM extraction_log"),
             "facts": q("SELECT count(*) FROM facts")[0][0],
-            "calls": q("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM model_calls WHERE kind = 'chat'")[0],
+            "calls": q("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM model_calls "
+                       "WHERE kind = 'chat'")[0],
             "spent": q("SELECT sum(spent_input_tokens), sum(input_tokens) FROM graph_maintenance")[0],
             "abstain_reasons": {r[0] for r in q("SELECT why FROM answers WHERE outcome = 'abstain'")},
             # calls that failed (a timeout on a loaded machine): not cached, so a rerun asks them again
@@ -61,14 +62,16 @@ def test_a_model_slice_runs_through_dagster_and_a_rerun_spends_no_tokens(servers
 
     assert first["answers"] == [("2026-09-01", 100), ("2026-09-08", 100)]
     default_prompt = StudySettings().prompt
-    assert len(first["extractors"]) == 1 and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:{default_prompt}:")
+    assert (len(first["extractors"]) == 1
+            and first["extractors"][0][0].startswith(f"model:{MODEL_ALIAS}:{default_prompt}:"))
     assert first["facts"] > 0
     calls, input_tokens, output_tokens = first["calls"]
     assert calls > 40 and input_tokens > 1000 and output_tokens > 0  # counted by the server, not estimated
     spent, live = first["spent"]
     # Day 7's patch paid for the sentences of the changed pages it had not seen on day 0, and only those.
     assert 0 < spent < live
-    assert "no evidence" in first["abstain_reasons"] or first["abstain_reasons"] <= {"model said unknown", "no evidence"}
+    assert ("no evidence" in first["abstain_reasons"]
+            or first["abstain_reasons"] <= {"model said unknown", "no evidence"})
     if api == "ollama":
         assert "POST /api/chat" in adapter.requests
 
@@ -87,12 +90,14 @@ def test_embedding_retrieval_stores_vectors_beside_the_pages(servers, tmp_path):
                         embed_model="e5-small")
     run_study_in_dagster(config, instance=dg.DagsterInstance.ephemeral(), **SLICE)
     with duckdb.connect(str(config.database), read_only=True) as conn:
-        assert conn.execute("SELECT count(*), min(len(embedding)), max(len(embedding)) FROM page_embeddings").fetchone() == (80, 384, 384)
+        assert conn.execute("SELECT count(*), min(len(embedding)), max(len(embedding)) "
+                            "FROM page_embeddings").fetchone() == (80, 384, 384)
         # Embedded once per distinct page text: 40 pages on day 0, plus the 8 the rename changed, plus the
         # questions' queries.
         pages_embedded = conn.execute("SELECT count(*) FROM model_calls WHERE kind = 'embed'").fetchone()[0]
         assert 48 <= pages_embedded <= 48 + 2 * 4 * 20
-        accuracy = conn.execute("SELECT avg((outcome = 'correct')::int) FROM answers WHERE design = 'Rag'").fetchone()[0]
+        accuracy = conn.execute("SELECT avg((outcome = 'correct')::int) FROM answers "
+                                "WHERE design = 'Rag'").fetchone()[0]
         assert accuracy > 0.5
 
 

@@ -53,7 +53,8 @@ def test_a_run_killed_while_holding_the_pool_does_not_wedge_the_next(home, tmp_p
     out = tmp_path / "out"
     victim = _start(home, out)
     instance = dg.DagsterInstance.get()
-    _wait_until(lambda: victim.poll() is not None or instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots,
+    _wait_until(lambda: (victim.poll() is not None
+                         or instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots),
                 "the run to claim the duckdb pool")
     assert victim.poll() is None, "the run finished before it could be killed"
     os.kill(victim.pid, signal.SIGKILL)
@@ -82,7 +83,8 @@ def test_a_live_run_holding_the_pool_is_named_and_waited_for_boundedly(home, tmp
     done = subprocess.run([sys.executable, "-m", "driftlab_dagster", "run", "--database", str(tmp_path / "d.duckdb"),
                            "--out", str(tmp_path), "--pool-wait", "2"], capture_output=True, text=True,
                           cwd=PROJECT_ROOT, timeout=TIMEOUT,
-                          env={**{k: v for k, v in os.environ.items() if k != "DRIFTLAB_WORLD"}, "DAGSTER_HOME": str(home)})
+                          env={**{k: v for k, v in os.environ.items() if k != "DRIFTLAB_WORLD"},
+                               "DAGSTER_HOME": str(home)})
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "the duckdb pool is held by run 01234567 (a_ui_run, STARTED) for more than 2s" in done.stderr

@@ -45,7 +45,8 @@ def _latest(instance: dg.DagsterInstance, name: str) -> dict[str, dg.AssetMateri
     return latest
 
 
-def _check_evaluations(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+def _check_evaluations(instance: dg.DagsterInstance,
+                       run_ids: list[str]) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
     """(check name, partition) -> its latest evaluation in these runs."""
     found = {}
     for run_id in run_ids:
@@ -104,15 +105,16 @@ def test_the_duckdb_file_holds_every_partition_and_the_versioned_graph(dagster_s
         assert conn.execute("SELECT DISTINCT world FROM answers").fetchall() == [(WORLD,)]
         # The stale graph still believes the old price on the last day, with the page version it read.
         rows = conn.execute("""SELECT object, source_doc, source_version FROM facts WHERE scenario = 'StaleGraph'
-                               AND day = '2026-09-29' AND entity = 'Pro' AND predicate = 'price' ORDER BY ALL""").fetchall()
+                               AND day = '2026-09-29' AND entity = 'Pro' AND predicate = 'price' ORDER BY ALL"""
+                            ).fetchall()
         assert {r[0] for r in rows} == {"49"} and all(r[2] == 1 for r in rows)
         # ... while its extraction log shows exactly which pages moved on: the 21 pages the repair re-reads.
         ahead = conn.execute("""SELECT count(*) FROM pages_ahead_of_graph WHERE scenario = 'StaleGraph'
                                 AND day = '2026-09-29'""").fetchone()[0]
         assert ahead == 21
         # The rename left an alias in the Fresh graph.
-        assert conn.execute("""SELECT alias FROM aliases WHERE scenario = 'Fresh' AND day = '2026-09-08'""").fetchall() == [
-            ("Tessaly Track",)]
+        assert conn.execute("""SELECT alias FROM aliases """
+                            """WHERE scenario = 'Fresh' AND day = '2026-09-08'""").fetchall() == [("Tessaly Track",)]
 
 
 def test_each_days_pages_flag_exactly_the_pages_that_changed_that_day(dagster_study, world):
@@ -128,7 +130,8 @@ def test_each_days_pages_flag_exactly_the_pages_that_changed_that_day(dagster_st
                 stored, changed = history[checkpoint.step]
                 assert flagged == set(changed), (scenario, day)
                 assert (flagged == {p.id for p in stored}) == (checkpoint.step == 0), (scenario, day)
-                assert pages[f"{day}|{scenario}"].metadata["pages_changed"].value == (len(changed) if checkpoint.step else 0)
+                assert (pages[f"{day}|{scenario}"].metadata["pages_changed"].value
+                        == (len(changed) if checkpoint.step else 0))
 
 
 def test_every_partitions_materialisation_carries_its_own_numbers(dagster_study):
@@ -165,7 +168,8 @@ def test_every_partition_has_its_three_checks_evaluated_from_its_own_rows(dagste
     with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
         for partition in partitions:
             day, scenario = partition.split("|")
-            ahead = conn.execute("SELECT count(*) FROM pages_ahead_of_graph WHERE world = ? AND scenario = ? AND day = ?",
+            ahead = conn.execute("SELECT count(*) FROM pages_ahead_of_graph "
+                                 "WHERE world = ? AND scenario = ? AND day = ?",
                                  [WORLD, scenario, day]).fetchone()[0]
             evaluation = evaluations[("pages_changed_since_read", partition)]
             assert evaluation.metadata["count"].value == ahead
@@ -191,7 +195,8 @@ def test_a_one_partition_run_gives_the_same_rows_and_numbers_as_the_ranged_run(d
     [ctx] = study_contexts(dagster_study.config)
     job = definitions.resolve_job_def(f"{WORLD}__study")
     instance = dg.DagsterInstance.ephemeral()
-    result = job.execute_in_process(instance=instance, partition_key=str(ctx.partitions.key("PartialPages", "2026-09-22")),
+    result = job.execute_in_process(instance=instance,
+                                    partition_key=str(ctx.partitions.key("PartialPages", "2026-09-22")),
                                     asset_selection=[_key(n) for n in ("pages", "extraction_log", "fact_graph",
                                                                        "governed_graph", "answers")])
     assert result.success
@@ -209,7 +214,8 @@ def test_re_materialising_an_event_day_rewrites_the_same_cost_rows_and_logs_a_ne
                          asset_selection=[_key("maintenance_costs")])
     with duckdb.connect(str(dagster_study.database), read_only=True) as conn:
         assert conn.execute("SELECT * FROM maintenance_costs ORDER BY ALL").fetchall() == before
-        logged = conn.execute("SELECT cost_table, day::VARCHAR, count(*) FROM pass_timings WHERE run_id = ? GROUP BY ALL",
+        logged = conn.execute("SELECT cost_table, day::VARCHAR, count(*) FROM pass_timings "
+                              "WHERE run_id = ? GROUP BY ALL",
                               [result.run_id]).fetchall()
     assert logged == [("maintenance_costs", day, 3)]  # patch pages, patch from record, full re-extract
 

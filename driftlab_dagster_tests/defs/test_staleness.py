@@ -58,7 +58,8 @@ def test_rematerialising_one_days_pages_marks_exactly_its_readers_stale(own_stud
     execute_job(definitions.resolve_job_def(f"{W}__study"), instance, partition_key=f"{DAYS[1]}|Fresh",
                 asset_selection=[dg.AssetKey([W, "pages"])])
     later_fresh = {f"{d}|Fresh" for d in DAYS[1:]}
-    expected = {(asset, key, "DATA") for asset in ("fact_graph", "extraction_log", "governed_graph") for key in later_fresh}
+    expected = {(asset, key, "DATA")
+                for asset in ("fact_graph", "extraction_log", "governed_graph") for key in later_fresh}
     expected.add(("answers", f"{DAYS[1]}|Fresh", "DATA"))  # that day's answers read that day's pages
     assert _stale(instance, definitions) == expected
 

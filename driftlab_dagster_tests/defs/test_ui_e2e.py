@@ -29,8 +29,8 @@ pytestmark = pytest.mark.ui
 
 ARTIFACTS = PROJECT_ROOT / "driftlab_dagster_tests" / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
-CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 DAYS = ["2026-09-01", "2026-09-08", "2026-09-15", "2026-09-22", "2026-09-29"]
 STALE_GRAPH_KEYS = [str(dg.MultiPartitionKey({"scenario": "StaleGraph", "day": d})) for d in DAYS]
 W = "tessaly_freight"
@@ -111,16 +111,19 @@ def ui(tmp_path_factory):
 
 
 def _stale(base: str, keys: list[str]) -> list[str]:
-    node = graphql(base, """query($keys: [String!]!) { assetNodeOrError(assetKey: {path: ["tessaly_freight", "fact_graph"]}) {
-        ... on AssetNode { staleStatusByPartition(partitions: $keys) } } }""", {"keys": keys})
+    query = """query($keys: [String!]!) { assetNodeOrError(assetKey: {path: ["tessaly_freight", "fact_graph"]}) {
+        ... on AssetNode { staleStatusByPartition(partitions: $keys) } } }"""
+    node = graphql(base, query, {"keys": keys})
     return node["assetNodeOrError"]["staleStatusByPartition"]
 
 
 def _check(base: str, name: str, partition: str) -> dict:
     executions = graphql(base, """query($name: String!, $partition: String) {
-        assetCheckExecutions(assetKey: {path: ["tessaly_freight", "fact_graph"]}, checkName: $name, partition: $partition,
+        assetCheckExecutions(assetKey: {path: ["tessaly_freight", "fact_graph"]}, checkName: $name, """
+                         """partition: $partition,
                              limit: 1) {
-          partition status runId evaluation { success severity metadataEntries { label ... on IntMetadataEntry { intValue } } } } }""",
+          partition status runId evaluation { success severity metadataEntries { label """
+                         """... on IntMetadataEntry { intValue } } } } }""",
                          {"name": name, "partition": partition})
     return executions["assetCheckExecutions"][0]
 
@@ -132,7 +135,8 @@ def _metadata(base: str, asset: str, partition: str) -> dict:
           label ... on IntMetadataEntry { intValue } ... on TextMetadataEntry { text } } } } } }""",
                    {"path": [W, asset], "partition": partition})
     [latest] = node["assetNodeOrError"]["assetMaterializations"]
-    return {"runId": latest["runId"], **{e["label"]: e.get("intValue", e.get("text")) for e in latest["metadataEntries"]}}
+    return {"runId": latest["runId"],
+            **{e["label"]: e.get("intValue", e.get("text")) for e in latest["metadataEntries"]}}
 
 
 def _rows(work: Path, table: str, partition: str) -> int:
@@ -140,7 +144,8 @@ def _rows(work: Path, table: str, partition: str) -> int:
 
     day, scenario = partition.split("|")
     with duckdb.connect(str(work / "ui.duckdb"), read_only=True) as conn:
-        return conn.execute(f"SELECT count(*) FROM {table} WHERE scenario = ? AND day = ?", [scenario, day]).fetchone()[0]
+        return conn.execute(f"SELECT count(*) FROM {table} WHERE scenario = ? AND day = ?",
+                            [scenario, day]).fetchone()[0]
 
 
 def test_the_code_location_loads_and_lists_the_study(ui):
@@ -198,13 +203,15 @@ def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
         assetSelection: [{path: ["tessaly_freight", "pages"]}, {path: ["tessaly_freight", "extraction_log"]},
                          {path: ["tessaly_freight", "fact_graph"]}, {path: ["tessaly_freight", "governed_graph"]},
                          {path: ["tessaly_freight", "answers"]}],
-        partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }""",
+        partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } """
+                       """... on PythonError { message } } }""",
                        {"keys": STALE_GRAPH_KEYS})["launchPartitionBackfill"]
     assert launched["__typename"] == "LaunchBackfillSuccess", launched
     deadline = time.monotonic() + 600
     while True:
         status = graphql(base, """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
-            ... on PartitionBackfill { status } } }""", {"id": launched["backfillId"]})["partitionBackfillOrError"]["status"]
+            ... on PartitionBackfill { status } } }""",
+                         {"id": launched["backfillId"]})["partitionBackfillOrError"]["status"]
         if status.startswith("COMPLETED") or status in ("FAILED", "CANCELED"):
             break
         assert time.monotonic() < deadline, f"backfill still {status} after 600 s"
@@ -231,9 +238,9 @@ def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
     while _stale(base, STALE_GRAPH_KEYS) != ["STALE"] * 5:
         assert time.monotonic() < deadline, "the graph did not go stale after the extractor changed"
         time.sleep(1)
-    causes = graphql(base, """query($keys: [String!]!) { assetNodeOrError(assetKey: {path: ["tessaly_freight", "fact_graph"]}) {
-        ... on AssetNode { staleCausesByPartition(partitions: $keys) { category reason } } } }""",
-                     {"keys": STALE_GRAPH_KEYS[:1]})["assetNodeOrError"]["staleCausesByPartition"][0]
+    query = """query($keys: [String!]!) { assetNodeOrError(assetKey: {path: ["tessaly_freight", "fact_graph"]}) {
+        ... on AssetNode { staleCausesByPartition(partitions: $keys) { category reason } } } }"""
+    causes = graphql(base, query, {"keys": STALE_GRAPH_KEYS[:1]})["assetNodeOrError"]["staleCausesByPartition"][0]
     assert {c["category"] for c in causes} == {"CODE"}
 
 

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.dagster
 
 def _rows(database, world_id: str) -> dict[str, list[tuple]]:
     with duckdb.connect(str(database), read_only=True) as conn:
-        return {t: conn.execute(f"SELECT * EXCLUDE (world) FROM {t} WHERE world = ? ORDER BY ALL", [world_id]).fetchall()
+        return {t: conn.execute(f"SELECT * EXCLUDE (world) FROM {t} WHERE world = ? ORDER BY ALL",
+                                [world_id]).fetchall()
                 for t in ("pages", "facts", "extraction_log", "governed_facts", "answers")}
 
 

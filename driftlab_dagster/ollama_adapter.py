@@ -1,4 +1,4 @@
-"""A small adapter that speaks Ollama's native API over a real model, for the tests only.
+"""A small adapter that speaks Ollama's native API over a real model, for the tests and benchmarks.
 
 No Ollama server can be installed on the test machines (no registry ships one), yet the `ollama` client
 path must run against a real model. This adapter answers `/api/chat`, `/api/embed`, `/api/tags` and
@@ -81,7 +81,8 @@ class OllamaAdapter:
         data = reply.json()
         return 200, {"model": self.chat_model, "created_at": "2026-11-30T00:00:00Z", "done": True,
                      "message": {"role": "assistant", "content": data["choices"][0]["message"]["content"]},
-                     "prompt_eval_count": data["usage"]["prompt_tokens"], "eval_count": data["usage"]["completion_tokens"]}
+                     "prompt_eval_count": data["usage"]["prompt_tokens"],
+                     "eval_count": data["usage"]["completion_tokens"]}
 
     def embed(self, body: dict) -> tuple[int, dict]:
         if not self.embed_url or body.get("model") != self.embed_model:
