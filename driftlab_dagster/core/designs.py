@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -22,6 +21,7 @@ from .ontology import Ontology, Triple
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
 from .retrieval import Retriever
 from .store import Store, StoredPage
+from .values import normalise, states
 
 
 class Design(str, Enum):
@@ -56,12 +56,6 @@ class Answer:
     why: str
     flagged: bool = False
     phrase: bool = False
-
-
-def _states(answer: str, value: str) -> bool:
-    """Whether an answer states the value: case-insensitive, as a whole phrase, € and % ignored."""
-    fold = lambda s: s.casefold().replace("€", "").replace("%", "").strip().rstrip(".")  # noqa: E731
-    return re.search(rf"(^|\W){re.escape(fold(value))}($|\W)", fold(answer)) is not None
 
 
 def clean(value: str, drop_prefixes: tuple[str, ...] = ("the ",), drop_suffixes: tuple[str, ...] = (" team",)) -> str:
@@ -108,8 +102,10 @@ class Agent:
         current, hedged, flagged, phrase, why = entity, False, False, False, []
         for i, predicate in enumerate(hops):
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
-            hop = (self.governed_hop(current, predicate) if self.governed is not None else
-                   self.read_hop(current, predicate, self.gather(query, current, predicate)))
+            # The first hop is the question a person asked; later hops are the relation's own question.
+            asked = question if i == 0 else ""
+            hop = (self.governed_hop(current, predicate, asked) if self.governed is not None else
+                   self.read_hop(current, predicate, self.gather(query, current, predicate), asked))
             hedged, flagged, phrase = hedged or hop.hedged, flagged or hop.flagged, phrase or hop.phrase
             if hop.why:
                 why.append(hop.why)
@@ -118,7 +114,7 @@ class Agent:
             current = clean(hop.value, *self._naming)
         return Answer(current, hedged, "; ".join(why), flagged, phrase)
 
-    def read_hop(self, entity: str, predicate: str, evidence: list[Evidence]) -> HopAnswer:
+    def read_hop(self, entity: str, predicate: str, evidence: list[Evidence], asked: str = "") -> HopAnswer:
         """The reader's answer. For the versioned design, a reader that takes them also gets code's reasons to
         doubt (sources that disagree, no graph fact, a page changed after extraction), read from the same
         evidence with the run's own extractor: the model answers, code says whether to trust it."""
@@ -126,9 +122,9 @@ class Agent:
         if self.design.versioned and getattr(self.reader, "takes_signals", False):
             names, candidates = claims(entity, predicate, evidence, self.ontology, self.read_page)
             signals = doubts(names, candidates, evidence)
-        return self.reader.read(entity, predicate, evidence, self.design.versioned, signals)
+        return self.reader.read(entity, predicate, evidence, self.design.versioned, signals, asked)
 
-    def governed_hop(self, entity: str, predicate: str) -> HopAnswer:
+    def governed_hop(self, entity: str, predicate: str, asked: str = "") -> HopAnswer:
         """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
         winning claim (a model reader gets it as its evidence). The hedge is code's, never the model's."""
         assert self.governed is not None
@@ -142,11 +138,11 @@ class Agent:
         name = entity if entity_id is None else self.governed.store.current_name(entity_id)
         governed_value = resolution.value  # a str from here on (the lambda below would not see the narrowing)
         top = sorted((c for c in resolution.candidates if c.rank == min(x.rank for x in resolution.candidates)),
-                     key=lambda c: c.value.casefold() != governed_value.casefold())
+                     key=lambda c: normalise(c.value) != normalise(governed_value))
         evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]
-        hop = self.reader.read(entity, predicate, evidence, versioned=False)
+        hop = self.reader.read(entity, predicate, evidence, versioned=False, asked=asked)
         hedged, why = resolution.hedged, [resolution.why, hop.why]
-        if hop.value is not None and not _states(hop.value, resolution.value):
+        if hop.value is not None and not states(hop.value, resolution.value):
             # Code knows the governed value: a reader that says something else is not to be trusted plainly.
             hedged, why = True, why + ["the reader's answer differs from the governed value"]
         return HopAnswer(hop.value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)

@@ -25,6 +25,7 @@ from operator import attrgetter
 
 from .ontology import Triple
 from .store import StoredPage
+from .values import normalise
 from .world import World
 
 FOREVER = None  # an open interval end
@@ -47,6 +48,7 @@ class GovernedFact:
     recorded_at: dt.datetime
     retracted_at: dt.datetime | None
     audience: str = "public"  # the audience of the page it came from
+    value: str = ""  # `object` normalised (values.normalise): what two sources are compared by
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,7 @@ class GovernedStore:
         self._next_fact += 1
         self.facts[fact_id] = GovernedFact(fact_id, entity_id, predicate, obj, source, version,
                                            self.world.authority_rank(source, predicate), extractor, valid_from,
-                                           FOREVER, at, None, audience)
+                                           FOREVER, at, None, audience, normalise(obj))
         self._index_fact(self.facts[fact_id])
 
     def _retract(self, fact: GovernedFact, at: dt.datetime, valid_to: dt.datetime | None) -> None:
@@ -210,9 +212,9 @@ class GovernedStore:
             # wrote "Shipment data" still stored a retention period, of that subject.
             subject = self.world.ontology[t.predicate].fixed_subject or t.subject
             entity_id = self.ensure_entity(subject, page.updated_at)
-            said.setdefault((entity_id, t.predicate, t.object.strip().casefold()), t.object.strip())
+            said.setdefault((entity_id, t.predicate, normalise(t.object)), t.object.strip())
         for fact in self.active_from(page.id):
-            key = (fact.entity_id, fact.predicate, fact.object.casefold())
+            key = (fact.entity_id, fact.predicate, fact.value)
             if key in said:
                 if fact.source_version != page.version:  # confirmed by the new version: re-record, same validity
                     self._retract(fact, at, FOREVER)
@@ -265,7 +267,7 @@ class GovernedStore:
             return []
         latest = {}
         for f in sorted(self.facts_on(entity_id, predicate), key=lambda f: (f.recorded_at, f.id)):
-            latest[(f.source, f.object.casefold(), f.valid_from)] = f
+            latest[(f.source, f.value, f.valid_from)] = f
         return [f for f in latest.values() if f.valid_from <= when and (f.valid_to is None or when < f.valid_to)]
 
     # ---------- snapshots ----------
@@ -380,7 +382,7 @@ class GovernedResolver:
         top_rank = min(c.rank for c in candidates)
         top = [c for c in candidates if c.rank == top_rank]
         pick = max(top, key=lambda c: c.date)  # recency breaks ties only inside the top rank
-        values = {c.value.casefold() for c in top}
+        values = {normalise(c.value) for c in top}
         if len(values) > 1:
             return Resolution(pick.value, True, "sources disagree within the top rank", tuple(candidates))
         return Resolution(pick.value, False, "", tuple(candidates))

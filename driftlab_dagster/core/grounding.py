@@ -1,8 +1,14 @@
-"""Keeping a model's triples honest, and examples that cannot mislead it.
+"""Keeping a model's triples honest, routing statements to relations, and examples that cannot mislead.
 
-- `ground`: a triple is kept only when its subject and object are written in the sentence it came from,
-  trimmed to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number,
-  "the Helix team" -> "Helix" for a one-word name). A fixed-subject predicate gets its fixed subject.
+- `ground`: a triple is kept only when its subject and object are written in the statement it came from or
+  in the statement's section (its page title and headings: real handbooks name the subject there), trimmed
+  to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number, "the Helix
+  team" -> "Helix" for a one-word name), with an adjacent currency sign or percent sign kept as written. A
+  fixed-subject predicate gets its fixed subject.
+- `relations_to_ask`: the relations a statement (with its section) speaks of most. A cue is a word (word
+  starts match: "costs" finds "cost"), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are
+  not read for cues. Relations are ranked by how many of their cues are present, counted rather than as a
+  share of their cues, so declaring one more cue can never make a relation less likely to be asked.
 - `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
   text, so an example never states something about a name the world really has.
 """
@@ -35,15 +41,27 @@ def _in_sentence(span: str, sentence: str) -> str | None:
 
 
 def normalise(value: str, shape: str | None, sentence: str) -> str | None:
-    """The longest part of `value` that the sentence states and the shape allows, or None."""
+    """The longest part of `value` that the sentence states and the shape allows, or None. A currency sign
+    right before it or a percent sign right after it is kept when the shape allows it ("$1,000", "15%")."""
     value = _LEADING_ARTICLE.sub("", value.strip().strip("\"'`").rstrip(".,;:"))
     for span in _spans(value):
         written = _in_sentence(span, sentence)
         if written is None:
             continue
         if shape is None or re.fullmatch(shape, written):
-            return written
+            return _with_signs(written, sentence, shape)
     return None
+
+
+def _with_signs(written: str, sentence: str, shape: str | None) -> str:
+    """`written` with the currency sign the sentence puts before it and the percent sign after it."""
+    at = sentence.find(written)
+    if at < 0:
+        return written
+    before = sentence[at - 1] if at and sentence[at - 1] in "$€£" else ""
+    after = "%" if sentence[at + len(written):at + len(written) + 1] == "%" else ""
+    widened = before + written + after
+    return widened if widened != written and (shape is None or re.fullmatch(shape, widened)) else written
 
 
 def _neighbours(predicate: Predicate, role: str) -> tuple[str, str]:
@@ -96,33 +114,58 @@ def cue_words(predicate: Predicate) -> set[str]:
     return content if content - set(predicate.name.split("_")) else words
 
 
-def _hits(sentence: str, cues: set[str]) -> int:
-    """How many of the cue words the sentence uses. Word starts match, so "costs" finds "cost" and "buys"
-    finds "buy"."""
-    words = re.findall(r"[a-z0-9]+", sentence.lower())
-    return sum(any(w.startswith(c) or c.startswith(w) and len(w) >= 4 for w in words) for c in cues)
+def cues_of(predicate: Predicate) -> tuple[str, ...]:
+    """The relation's cues: the ones it declares (words, phrases, symbols), else the words of its query and
+    its name (`cue_words`)."""
+    return predicate.cues or tuple(sorted(cue_words(predicate)))
 
 
-def _mentions(sentence: str, cues: set[str]) -> bool:
-    return _hits(sentence, cues) > 0
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 
 
-def likeliest_relations(sentence: str, predicates: list[Predicate]) -> list[Predicate]:
-    """The relations whose cue words the sentence uses most (as a share of each relation's cues): the ones
-    worth asking a model about. None when it uses no relation's words."""
-    scores = [(_hits(sentence, cue_words(p)) / max(len(cue_words(p)), 1), p) for p in predicates]
-    best = max((score for score, _ in scores), default=0.0)
-    return [p for score, p in scores if best > 0 and score == best]
+def _word_hit(word: str, words: list[str]) -> bool:
+    """A cue word is used when a word of the text starts with it, or (4 letters at least) is its start."""
+    return any(w.startswith(word) or word.startswith(w) and len(w) >= 4 for w in words)
 
 
-def speaks_of_any(sentence: str, cues: set[str]) -> bool:
-    """Whether a sentence uses any of these cue words."""
-    return _mentions(sentence, cues)
+def _cue_hit(cue: str, text: str, words: list[str]) -> bool:
+    cue = cue.strip().lower()
+    if not cue:
+        return False
+    if not re.search(r"[a-z0-9]", cue):  # a symbol: "$", "%", "@"
+        return cue in text
+    parts = re.findall(r"[a-z0-9]+", cue)
+    if len(parts) == 1:
+        return _word_hit(parts[0], words)
+    # A phrase: its words in order, the last one possibly inflected ("paid parental leave" finds "leaves").
+    pattern = r"(?<![a-z0-9])" + r"\W+".join(re.escape(p) for p in parts) + r"[a-z0-9]*"
+    return re.search(pattern, text) is not None
+
+
+def _cue_text(text: str) -> tuple[str, list[str]]:
+    plain = _URL.sub(" ", text).lower()
+    return plain, re.findall(r"[a-z0-9]+", plain)
+
+
+def speaks_of_any(sentence: str, cues: tuple[str, ...] | set[str]) -> bool:
+    """Whether a text uses any of these cues (URLs are not read)."""
+    text, words = _cue_text(sentence)
+    return any(_cue_hit(c, text, words) for c in cues)
 
 
 def speaks_of(sentence: str, predicate: Predicate) -> bool:
-    """Whether a sentence uses any of the relation's cue words: a sentence that does not cannot state it."""
-    return _mentions(sentence, cue_words(predicate))
+    """Whether a text uses any of the relation's cues: a statement that does not cannot state it."""
+    return speaks_of_any(sentence, cues_of(predicate))
+
+
+def relations_to_ask(statement: str, predicates: list[Predicate], context: str = "") -> list[Predicate]:
+    """The relations the statement (with its section) speaks of most: those with the most of their cues
+    present, counted (not as a share of the relation's cues, which made a relation with more cues less
+    likely to be asked), ties all kept, in the ontology's order. None when it uses no relation's cues."""
+    text, words = _cue_text(f"{context}\n{statement}" if context else statement)
+    counts = [(sum(_cue_hit(c, text, words) for c in cues_of(p)), p) for p in predicates]
+    best = max((n for n, _ in counts), default=0)
+    return [p for n, p in counts if best > 0 and n == best]
 
 
 def _subject_first(predicate: Predicate) -> bool | None:
@@ -133,15 +176,15 @@ def _subject_first(predicate: Predicate) -> bool | None:
     return template.index("{subject}") < template.index("{object}")
 
 
-def ground(triple: Triple, predicate: Predicate, sentence: str) -> Triple | None:
-    """The triple as the sentence supports it, or None when the sentence does not state it: the sentence
-    must speak of the relation (one of its cue words) and write the subject and the object. A pair the
-    model turned around ("Canopy ships with Gapfinder" from "Gapfinder ships with the Canopy tier") is put
-    back in the order the relation's wording gives them."""
-    if not speaks_of(sentence, predicate):
+def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "") -> Triple | None:
+    """The triple as the statement supports it, or None when it does not state it: the statement (with its
+    section, `context`) must speak of the relation (one of its cues) and write the subject and the object,
+    each in the statement or in its section. A pair the model turned around ("Canopy ships with Gapfinder"
+    from "Gapfinder ships with the Canopy tier") is put back in the order the relation's wording gives."""
+    if not speaks_of(f"{context}\n{sentence}" if context else sentence, predicate):
         return None
     if predicate.fixed_subject is not None:
-        obj = _part(triple.object, predicate, "object", sentence)
+        obj = _part(triple.object, predicate, "object", sentence, context)
         return Triple(predicate.fixed_subject, predicate.name, obj) if obj is not None else None
     subject_raw, object_raw = triple.subject, triple.object
     subject_found, object_found = (normalise(v, None, sentence) for v in (subject_raw, object_raw))
@@ -150,17 +193,20 @@ def ground(triple: Triple, predicate: Predicate, sentence: str) -> Triple | None
         at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
-    subject = _part(subject_raw, predicate, "subject", sentence)
-    obj = _part(object_raw, predicate, "object", sentence)
+    subject = _part(subject_raw, predicate, "subject", sentence, context)
+    obj = _part(object_raw, predicate, "object", sentence, context)
     if subject is None or obj is None or subject.casefold() == obj.casefold():
         return None
     return Triple(subject, predicate.name, obj)
 
 
-def _part(value: str, predicate: Predicate, role: str, sentence: str) -> str | None:
+def _part(value: str, predicate: Predicate, role: str, sentence: str, context: str = "") -> str | None:
+    """The part as the statement writes it, else as its section does (a heading naming the subject)."""
     shape = predicate.subject_pattern if role == "subject" else predicate.object_pattern
     found = normalise(value, shape, sentence)
-    return fit_to_wording(found, sentence, *_neighbours(predicate, role), shape) if found is not None else None
+    if found is not None:
+        return fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
+    return normalise(value, shape, context) if context else None
 
 
 # ---------------------------------------------------------------------------------------------------------

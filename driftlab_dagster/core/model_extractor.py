@@ -1,10 +1,11 @@
 """The model-backed extractor: a page's statements, each asked about the relations it speaks of.
 
-A page is cut into units (the world's `text_units`: sentences, or prose units of a markdown page). A unit
-is asked only about the relations whose cue words it uses most (grounding.likeliest_relations), one call
-per relation, and a triple is kept only when the unit itself writes its subject and object (grounding.py).
-Units repeat across pages and days, so each (relation, unit) call is asked once, ever: the call cache
-serves the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
+A page is cut into units (the world's `text_units`: sentences of a templated page, or the statements of a
+markdown page with their heading trail, units.py). A unit is shown with its section and asked only about
+the relations whose cues it or its section uses (grounding.relations_to_ask), one call per relation, and a
+triple is kept only when the unit or its section writes its subject and object (grounding.ground). Units
+repeat across pages and days, so each (relation, unit) call is asked once, ever: the call cache serves
+the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass, field
 from .call_cache import CachedClient
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
 from .extraction import Extraction
-from .grounding import ground, likeliest_relations
-from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple, split_sentences
+from .grounding import ground, relations_to_ask
+from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple
 from .prompts import (
     DEFAULT_EXTRACTION_PROMPT,
     EXTRACTION_PROMPTS,
@@ -26,6 +27,7 @@ from .prompts import (
 )
 from .replies import parse_relation, validate_relation_reply
 from .store import StoredPage
+from .units import Unit, sentence_units
 
 
 @dataclass
@@ -47,21 +49,24 @@ class ModelExtractor:
 
     def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = DEFAULT_EXTRACTION_PROMPT,
                  extractor_id: str | None = None, world_text: str = "",
-                 units: Callable[[str], list[str]] = split_sentences):
+                 units: Callable[[str, str], list[Unit]] = sentence_units):
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of "
                              f"{', '.join(EXTRACTION_PROMPTS)}")
         self.ontology, self.client, self.prompt_version = ontology, client, prompt_version
         self.prompt = extraction_prompt_text(ontology, prompt_version, world_text)
         self.relations = EXTRACTION_PROMPTS[prompt_version](ontology, world_text)
-        self.units = units  # how a page splits into what one call reads: sentences, or prose units
+        self.units = units  # how a page splits into what one call reads: the world's text_units
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
         self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
         self._ahead: dict[tuple[str, str], ChatReply | ModelCallFailed] = {}  # see read_ahead
 
-    def _readable_units(self, page: StoredPage) -> list[str]:
+    def _readable_units(self, page: StoredPage) -> list[Unit]:
         # No fact sentence is this long (the ontology never matches one either).
-        return [u for u in self.units(page.body) if len(u) <= MAX_SENTENCE_CHARS]
+        return [u for u in self.units(page.body, page.title) if len(u.text) <= MAX_SENTENCE_CHARS]
+
+    def _relations_of(self, unit: Unit) -> list[Predicate]:
+        return relations_to_ask(unit.text, self.ontology.predicates, unit.context)
 
     def read_ahead(self, pages: list[StoredPage]) -> None:
         """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model
@@ -73,36 +78,37 @@ class ModelExtractor:
         wanted: dict[tuple[str, str], Predicate] = {}
         for page in pages:
             for unit in self._readable_units(page):
-                for p in likeliest_relations(unit, self.ontology.predicates):
-                    wanted.setdefault((p.name, unit), p)
+                for p in self._relations_of(unit):
+                    wanted.setdefault((p.name, unit.render()), p)
         order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
-        for (name, unit), p in sorted(wanted.items(), key=lambda item: order[item[0][0]]):  # stable sort
+        for (name, shown), p in sorted(wanted.items(), key=lambda item: order[item[0][0]]):  # stable sort
             try:
-                self._ahead[(name, unit)] = self.client.chat_json(
-                    self.relations[name], unit, relation_schema(p), self.MAX_RELATION_TOKENS,
+                self._ahead[(name, shown)] = self.client.chat_json(
+                    self.relations[name], shown, relation_schema(p), self.MAX_RELATION_TOKENS,
                     validate=validate_relation_reply)
             except ModelServerDown:
                 self._ahead.clear()
                 raise
             except ModelCallFailed as e:
-                self._ahead[(name, unit)] = e
+                self._ahead[(name, shown)] = e
 
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()
         for unit in self._readable_units(page):
             for t in self._relations(unit, tally):
-                kept = ground(t, self.ontology[t.predicate], unit)
+                kept = ground(t, self.ontology[t.predicate], unit.text, unit.context)
                 if kept is not None and kept not in tally.triples:
                     tally.triples.append(kept)
         return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
                           issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
 
-    def _ask(self, p: Predicate, unit: str, tally: _Tally) -> ChatReply | None:
+    def _ask(self, p: Predicate, unit: Unit, tally: _Tally) -> ChatReply | None:
+        shown = unit.render()
         try:
-            ahead = self._ahead.pop((p.name, unit), None)
+            ahead = self._ahead.pop((p.name, shown), None)
             if isinstance(ahead, ModelCallFailed):
                 raise ahead
-            reply = ahead or self.client.chat_json(self.relations[p.name], unit, relation_schema(p),
+            reply = ahead or self.client.chat_json(self.relations[p.name], shown, relation_schema(p),
                                                    self.MAX_RELATION_TOKENS, validate=validate_relation_reply)
         except ModelCallFailed as e:
             tally.issues.append(f"model call failed: {e}")
@@ -112,11 +118,11 @@ class ModelExtractor:
         tally.cached = tally.cached and reply.cached
         return reply
 
-    def _relations(self, unit: str, tally: _Tally) -> list[Triple]:
-        """One call per relation whose cue words the unit uses most: a unit that speaks of no relation is
-        not asked about any, and one that speaks of prices is not asked about uptime."""
+    def _relations(self, unit: Unit, tally: _Tally) -> list[Triple]:
+        """One call per relation whose cues the unit or its section uses: a unit that speaks of no relation
+        is not asked about any, and one that speaks of prices is not asked about uptime."""
         found = []
-        for p in likeliest_relations(unit, self.ontology.predicates):
+        for p in self._relations_of(unit):
             reply = self._ask(p, unit, tally)
             if reply is None:
                 continue

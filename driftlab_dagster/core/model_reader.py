@@ -9,28 +9,28 @@ model never hedges itself. A reply that cannot be read is an abstention with its
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .call_cache import CachedClient
 from .clients import ModelCallFailed
-from .grounding import cue_words, speaks_of_any
-from .ontology import Ontology
+from .grounding import cues_of, speaks_of_any
+from .ontology import Ontology, split_sentences
 from .prompts import DEFAULT_READER_PROMPT, READER_PROMPTS, model_reader_id
 from .readers import Evidence, HopAnswer
 from .replies import parse_plain_answer, validate_plain_answer
-from .units import prose_units
+from .units import Unit, sentence_units
 
 MAX_EVIDENCE_CHARS = 900  # one page's share of a prompt a small model reads well (and fits its context)
 _HEDGE_PHRASES = re.compile(r"\b(might|may) be (out ?dated|stale)|not sure|as of|possibly outdated|conflict",
                             re.IGNORECASE)
 
 
-def focus_on(text: str, entity: str, cues: set[str], limit: int = MAX_EVIDENCE_CHARS) -> str:
-    """The page's opening line and only the statements that bear on one hop: those naming the entity and
-    using the relation's words, else those naming the entity, else those using the relation's words (a
-    relation about the company names no entity). A page with none of them is reduced to its opening."""
-    units = prose_units(text)
+def focus_on(units: list[str], entity: str, cues: tuple[str, ...], limit: int = MAX_EVIDENCE_CHARS) -> str:
+    """The first statement (a page's title) and only the statements that bear on one hop: those naming the
+    entity and using the relation's cues, else those naming the entity, else those using the relation's
+    cues (a relation about the company names no entity). A page with none of them is reduced to its title."""
     if not units:
-        return text[:limit]
+        return ""
     name = entity.casefold().strip()
     names = [bool(name) and name in u.casefold() for u in units]
     speaks = [speaks_of_any(u, cues) for u in units]
@@ -49,8 +49,11 @@ def _keep(units: list[str], order: list[int], limit: int) -> str:
     return " ".join(units[i] for i in sorted(keep))
 
 
-def evidence_block(evidence: list[Evidence], versioned: bool, entity: str, cues: set[str]) -> str:
-    """One line per evidence item, each cut to the statements on the hop; dated for the versioned design."""
+def evidence_block(evidence: list[Evidence], versioned: bool, entity: str, cues: tuple[str, ...],
+                   units: Callable[[str, str], list[Unit]] = sentence_units) -> str:
+    """One line per evidence item, each cut to the statements on the hop; dated for the versioned design. A
+    page is read with `units` (the world's own reading: its title, then each statement with its heading);
+    a graph fact is its own sentence."""
     lines = []
     for e in evidence:
         tag = ""
@@ -59,7 +62,9 @@ def evidence_block(evidence: list[Evidence], versioned: bool, entity: str, cues:
             extracted = f", extracted {e.extracted_at:%Y-%m-%d}" if e.extracted_at else ""
             changed = ", changed since the graph last read it" if e.page_ahead_of_graph else ""
             tag = f"[{'graph' if e.from_graph else 'page'} {e.source}, {dated}{extracted}{changed}] "
-        lines.append(f"- {tag}{focus_on(e.text, entity, cues)}")
+        statements = ([e.page.title] + [u.statement() for u in units(e.page.body, e.page.title)]
+                      if e.page is not None else split_sentences(e.text))
+        lines.append(f"- {tag}{focus_on(statements, entity, cues)}")
     return "\n".join(lines)
 
 
@@ -72,22 +77,23 @@ class ModelReader:
     takes_signals = True  # the versioned design hands it code's reasons to doubt (designs.Agent.read_hop)
 
     def __init__(self, ontology: Ontology, client: CachedClient, reader_id: str | None = None,
-                 version: str = DEFAULT_READER_PROMPT):
+                 version: str = DEFAULT_READER_PROMPT, units: Callable[[str, str], list[Unit]] = sentence_units):
         if version not in READER_PROMPTS:
             raise ValueError(f"unknown reader prompt {version!r}: use one of {', '.join(READER_PROMPTS)}")
         self.ontology, self.client, self.version = ontology, client, version
         self.naive_prompt, self.versioned_prompt = READER_PROMPTS[version]
         self.id = reader_id or model_reader_id(client.model, version)
+        self.units = units  # how a page reads: the world's text_units
 
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
-             signals: list[str] | None = None) -> HopAnswer:
+             signals: list[str] | None = None, asked: str = "") -> HopAnswer:
         if not evidence:
             # Given nothing, small models invent numbers; "not in the graph" is an answer in itself.
             return HopAnswer(None, False, "no evidence")
         checks = f"\nChecks by code: {'; '.join(signals)}." if signals else ""
-        cues = cue_words(self.ontology[predicate])
-        user = (f"Evidence:\n{evidence_block(evidence, versioned, entity, cues)}{checks}\n\n"
-                f"Question: {self.ontology[predicate].sub_question(entity)}")
+        cues = cues_of(self.ontology[predicate])
+        user = (f"Evidence:\n{evidence_block(evidence, versioned, entity, cues, self.units)}{checks}\n\n"
+                f"Question: {self.ontology[predicate].sub_question(entity, asked)}")
         try:
             reply = self.client.chat_json(self.versioned_prompt if versioned else self.naive_prompt, user, None,
                                           self.ANSWER_TOKENS, validate=validate_plain_answer)

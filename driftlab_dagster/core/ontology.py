@@ -43,8 +43,10 @@ class Predicate:
     question: str  # the sub-question a model reader is asked, with {subject}
     query: str  # words appended to the entity for a retrieval query on a later hop
     is_rename: bool = False
-    examples: tuple[tuple[str, str, str], ...] = ()  # worked examples (sentence, subject, object), open relations
+    # worked examples of an open relation: (sentence, subject, object, the section above it or "")
+    examples: tuple[tuple[str, str, str, str], ...] = ()
     open: bool = False  # declared by name and description only: its sentence shows a stored fact, never parses prose
+    cues: tuple[str, ...] = ()  # words, phrases or symbols a statement of it uses (open relations that declare them)
 
     def render(self, subject: str, obj: str) -> str:
         return self.sentence.replace("{subject}", subject).replace("{object}", obj)
@@ -63,8 +65,15 @@ class Predicate:
         subject = self.fixed_subject if self.fixed_subject is not None else m.group("subject").strip()
         return Triple(subject, self.name, m.group("object").strip())
 
-    def sub_question(self, subject: str) -> str:
-        return self.question.replace("{subject}", subject)
+    def sub_question(self, subject: str, asked: str = "") -> str:
+        """How a reader is asked this relation of `subject`: the relation's own question when it has one,
+        else the question as a person asked it (`asked`, on the first hop), else a plain question built
+        from the relation's name."""
+        if self.question:
+            return self.question.replace("{subject}", subject)
+        if asked:
+            return asked
+        return f"What is the {self.name.replace('_', ' ')} of {subject}? Answer with the value only."
 
 
 def sentence_regex(sentence: str, subject_pattern: str | None, object_pattern: str) -> str:

@@ -87,15 +87,20 @@ def _open_relation_prompt(p: Predicate, other: Predicate, i: int) -> str:
         f"Relation {p.name}: {p.meaning}.",
         f"Reply with JSON only: {{{fields}}}; states is false when the passage does not state it.",
         "Copy the parts from the passage, word for word, and nothing else.",
+        "A passage may come with its section (the page title and the headings above it): the subject may be "
+        "named there.",
     ]
-    examples = [(s, subj, obj) for s, subj, obj in p.examples[:2]]
-    decoys = [s for s, _, _ in other.examples[:1]] if other is not p else []
+    def shown(sentence: str, section: str) -> list[str]:
+        return ([f"Section: {section}"] if section else []) + [f"Passage: {sentence}"]
+
+    examples = p.examples[:2]
+    decoys = other.examples[:1] if other is not p else ()
     if examples or decoys:
         lines += ["", "Examples:"]
-    for sentence, subject, obj in examples:
-        lines += [f"Passage: {sentence}", "JSON: " + reply(True, subject, obj)]
-    for sentence in decoys:
-        lines += [f"Passage: {sentence}", "JSON: " + reply(False)]
+    for sentence, subject, obj, section in examples:
+        lines += [*shown(sentence, section), "JSON: " + reply(True, subject, obj)]
+    for sentence, _, _, section in decoys:
+        lines += [*shown(sentence, section), "JSON: " + reply(False)]
     lines += [f"Passage: {NOT_FACTS[i % len(NOT_FACTS)]}", "JSON: " + reply(False)]
     return "\n".join(lines)
 

@@ -45,7 +45,7 @@ class HopAnswer:
 
 class Reader(Protocol):
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
-             signals: list[str] | None = None) -> HopAnswer: ...
+             signals: list[str] | None = None, asked: str = "") -> HopAnswer: ...
 
 
 Claims = list[tuple[Triple, Evidence]]
@@ -93,7 +93,7 @@ class DeterministicReader:
         self.ontology = ontology
 
     def read(self, entity: str, predicate: str, evidence: list[Evidence], versioned: bool,
-             signals: list[str] | None = None) -> HopAnswer:
+             signals: list[str] | None = None, asked: str = "") -> HopAnswer:
         names, candidates = claims(entity, predicate, evidence, self.ontology)
         if not candidates:
             return HopAnswer(None, False, "no evidence")

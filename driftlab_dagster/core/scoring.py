@@ -3,22 +3,17 @@ ones a page really states."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .ontology import Triple
+from .values import states
 from .world import Question
 
 
-def _normalise(text: str) -> str:
-    return text.lower().replace("€", "").replace("%", "").strip().rstrip(".")
-
-
 def matches(answer: str | None, expected: str) -> bool:
-    """The expected value appears in the answer as a whole word, ignoring case, € and %."""
-    if answer is None:
-        return False
-    return re.search(rf"(^|\W){re.escape(_normalise(expected))}($|\W)", _normalise(answer)) is not None
+    """The expected value appears in the answer as a whole phrase, both in the one normalisation the graph
+    uses too (values.normalise: case, currency signs, thousands separators, number words, units)."""
+    return states(answer, expected)
 
 
 def outcome_of(answer: str | None, question: Question) -> str:

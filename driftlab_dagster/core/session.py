@@ -83,6 +83,7 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
                                            extractor_id=extractor_id(settings, world), world_text=world.text,
                                            units=world.text_units)
                             if settings.extractor == "model" else RegexExtractor(ontology))
-    reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings), version=settings.reader_prompt)
+    reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings), version=settings.reader_prompt,
+                                  units=world.text_units)
                       if settings.reader == "model" else DeterministicReader(ontology))
     return Session(settings, extractor, reader, cached, progress)

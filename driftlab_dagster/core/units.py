@@ -1,54 +1,208 @@
-"""How a page is cut into the statements a model reads one at a time."""
+"""How a page is cut into the statements a model reads one at a time, as a person reads them.
+
+Real handbooks name the subject in a heading, not in the sentence ("## Parking", then "We pay the whole
+monthly pass."), hard-wrap their paragraphs, and put facts in lists under a lead-in ("Your options:") and
+in tables whose meaning is in the header row. A markdown page is therefore parsed (markdown-it-py, the
+CommonMark parser, with tables), never split on lines, into `Unit`s:
+
+- one unit per sentence of a paragraph, the paragraph's hard-wrapped lines joined first;
+- one unit per list item, with the paragraph that leads into the list (or the parent item, for a nested
+  list) kept as its `lead`;
+- one unit per table row, written as "column: cell" pairs from the header row;
+- a FAQ's "Q: ... A: ..." paragraph as one unit.
+
+Every unit carries its heading `trail`: the page title (front matter `title:`, else the first `#` heading)
+and the headings above it, outermost first. Markup is dropped (emphasis, links keep their text, a mailto
+link its address); front matter, code blocks and static-site template tags (`{% ... %}`, `{{ ... }}`) are
+not prose and yield no unit. Nothing here is about one handbook: these are the shapes markdown gives.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
+_TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+_QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[:.]\s*(.+)$", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
 
 
-def prose_units(body: str) -> list[str]:
-    """A markdown page as short, self-contained statements: paragraph sentences; list items and table rows
-    with the heading they sit under (a table row also with its column names); a FAQ's question with its
-    answer. Templated pages are plain sentences and pass through as such."""
-    units: list[str] = []
-    heading = ""
-    header: list[str] | None = None
-    question = ""
-    for raw in body.splitlines():
-        line = raw.strip()
-        if not line:
-            header = None if header is not None and not line else header
+@dataclass(frozen=True)
+class Unit:
+    """One statement of a page, with what a reader sees around it."""
+
+    text: str  # the statement as the page writes it: hard wraps joined, markup dropped
+    trail: tuple[str, ...] = ()  # the page title and the headings above the statement, outermost first
+    lead: str = ""  # the lead-in of the list the statement is an item of ("Your options:"), or ""
+
+    @property
+    def context(self) -> str:
+        """The trail and the lead-in as one line: "Travel guide > Per diem | Your options:"."""
+        trail = " > ".join(self.trail)
+        return f"{trail} | {self.lead}" if trail and self.lead else trail or self.lead
+
+    def render(self) -> str:
+        """What a model is shown of the unit: its section above it when it has one, else the statement alone
+        (a templated page's sentence is shown exactly as before)."""
+        return f"Section: {self.context}\nPassage: {self.text}" if self.context else self.text
+
+    def statement(self) -> str:
+        """The unit as one line of evidence: "Per diem: Lodging is paid at cost." (its last heading first)."""
+        where = self.trail[-1] if len(self.trail) > 1 else ""
+        lead = f"{self.lead} " if self.lead else ""
+        return f"{where}: {lead}{self.text}" if where else f"{lead}{self.text}"
+
+
+def sentence_units(body: str, title: str = "") -> list[Unit]:
+    """A templated page: its sentences, one unit each, no trail (the sentence names its subject)."""
+    from .ontology import split_sentences
+
+    return [Unit(s) for s in split_sentences(body)]
+
+
+def strip_front_matter(text: str) -> tuple[str, str]:
+    """(the page without its YAML front matter, the front matter's `title:` or "")."""
+    found = _FRONT_MATTER.match(text)
+    if not found:
+        return text, ""
+    title = _FRONT_TITLE.search(found.group(1) or "")
+    return text[found.end():], (title.group(2).strip() if title else "")
+
+
+def page_title(path: str, text: str) -> str:
+    """Front matter `title:`, else the first `#` heading, else the file name."""
+    body, title = strip_front_matter(text)
+    if title:
+        return title
+    heading = re.search(r"^#\s+(.+?)\s*#*\s*$", body, re.MULTILINE)
+    return heading.group(1).strip() if heading else PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+def markdown_units(body: str, title: str = "") -> list[Unit]:
+    """A markdown page as units (see the module docstring). `title` is the page's title; without one the
+    front matter's or the first `#` heading is used."""
+    return list(_markdown_units(body, title))
+
+
+@lru_cache(maxsize=4096)
+def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
+    text, front_title = strip_front_matter(body)
+    title = title or front_title
+    tokens = _parser().parse(_TEMPLATE_TAG.sub(" ", text))
+    units: list[Unit] = []
+    headings: list[tuple[int, str]] = []  # (level, text) of the headings above
+    leads: list[str] = []  # per open list: its lead-in
+    last_paragraph = ""  # the last sentence of the paragraph just before: a list's lead-in
+    row_header: list[str] = []
+    row: list[str] = []
+    in_head = False
+    depth_items: list[str] = []  # per open list item: its first paragraph's text (a nested list's lead-in)
+
+    def trail() -> tuple[str, ...]:
+        names = [h for _, h in headings]
+        if title and (not names or names[0].casefold() != title.casefold()):
+            names.insert(0, title)
+        return tuple(n for n in names if n)
+
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        if kind == "heading_open":
+            level = int(token.tag[1])
+            heading = _inline_text(tokens[i + 1])
+            headings = [h for h in headings if h[0] < level] + [(level, heading)]
+            last_paragraph = ""
+            i += 3
             continue
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-            header = None
-            question = heading if heading.endswith("?") else ""
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            lead = depth_items[-1] if depth_items else last_paragraph
+            leads.append(lead)
+            last_paragraph = ""
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            leads.pop()
+            last_paragraph = ""
+        elif kind == "list_item_open":
+            depth_items.append("")
+        elif kind == "list_item_close":
+            depth_items.pop()
+        elif kind == "paragraph_open":
+            content = _inline_text(tokens[i + 1])
+            if depth_items:  # a list item's paragraph: one unit, the list's lead-in beside it
+                if content:
+                    units.append(Unit(content, trail(), leads[-1] if leads else ""))
+                if not depth_items[-1]:
+                    depth_items[-1] = content
+            elif content:
+                sentences = _sentences(content)
+                units.extend(Unit(s, trail()) for s in sentences)
+                last_paragraph = sentences[-1]  # what leads into a list is the sentence right above it
+            i += 3
             continue
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
-                continue  # the |---|---| line
-            if header is None:
-                header = cells
-                continue
-            pairs = "; ".join(f"{h}: {c}" for h, c in zip(header, cells) if c)
-            units.append(f"{heading}: {pairs}." if heading else f"{pairs}.")
+        elif kind == "html_block":
+            content = _SPACES.sub(" ", _TAG.sub(" ", token.content)).strip()
+            if content:
+                units.extend(Unit(s, trail()) for s in _sentences(content))
+        elif kind == "thead_open":
+            in_head, row_header = True, []
+        elif kind == "thead_close":
+            in_head = False
+        elif kind == "tr_open":
+            row = []
+        elif kind in ("th_open", "td_open"):
+            row.append(_inline_text(tokens[i + 1]))
+            i += 3
             continue
-        header = None
-        qa = re.match(r"(?i)^(?:\*\*)?q(?:uestion)?[:.]\s*(.+)$", line)
-        if qa:
-            question = qa.group(1).strip("* ")
-            continue
-        answer = re.match(r"(?i)^(?:\*\*)?a(?:nswer)?[:.]\s*(.+)$", line)
-        item = re.match(r"^(?:[-*+]|\d+[.)])\s+(.+)$", line)
-        if answer or (question and not item):
-            text = (answer.group(1) if answer else line).strip("* ")
-            units.append(f"{question} {text}" if question else text)
-            question = ""
-            continue
-        if item:
-            units.append(f"{heading}: {item.group(1).strip()}" if heading else item.group(1).strip())
-            continue
-        units.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return [u for u in units if u]
+        elif kind == "tr_close":
+            if in_head:
+                row_header = row
+            elif any(row):
+                pairs = "; ".join(f"{h}: {c}" if h else c for h, c in zip(row_header or [""] * len(row), row) if c)
+                units.append(Unit(pairs, trail()))
+        i += 1
+    return tuple(units)
+
+
+def _sentences(paragraph: str) -> list[str]:
+    qa = _QA.match(paragraph)
+    if qa:  # a FAQ's question and its answer, one statement
+        return [f"{qa.group(1).strip('* ')} {qa.group(2).strip('* ')}"]
+    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+
+
+def _inline_text(token: Token) -> str:
+    """An inline token's text as a reader sees it: markup dropped, soft and hard breaks as spaces, a link's
+    text (and a mail link's address when the text does not show it), inline code's content."""
+    parts: list[str] = []
+    mail, start = "", 0
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "link_open":
+            href = str(child.attrGet("href") or "")
+            mail = href[len("mailto:"):] if href.startswith("mailto:") else ""
+            start = len(parts)
+        elif child.type == "link_close":
+            shown = "".join(parts[start:])
+            if mail and mail not in shown:
+                parts.append(f" ({mail})")
+            mail = ""
+        elif child.type == "image":
+            parts.append(child.content)
+    return _SPACES.sub(" ", _TAG.sub("", "".join(parts))).strip()

@@ -64,7 +64,7 @@ TABLES: dict[str, str] = {
         entity VARCHAR NOT NULL, predicate VARCHAR NOT NULL, object VARCHAR NOT NULL, source VARCHAR NOT NULL,
         source_version INTEGER NOT NULL, rank INTEGER NOT NULL, extractor VARCHAR NOT NULL,
         valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP, recorded_at TIMESTAMP NOT NULL, retracted_at TIMESTAMP,
-        audience VARCHAR NOT NULL""",
+        audience VARCHAR NOT NULL, value VARCHAR NOT NULL""",
     "governed_names": f"""{_PARTITION}, entity_id INTEGER NOT NULL, name VARCHAR NOT NULL,
         valid_from TIMESTAMP NOT NULL, valid_to TIMESTAMP""",
     "answers": f"""{_PARTITION}, step INTEGER NOT NULL, design VARCHAR NOT NULL,

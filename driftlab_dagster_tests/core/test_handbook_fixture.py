@@ -340,8 +340,9 @@ def test_the_world_file_has_the_documented_shape(hb):
         assert p["cues"] and all(isinstance(c, str) for c in p["cues"])
         assert 1 <= len(p["examples"]) <= 2
         for ex in p["examples"]:
-            assert set(ex) == {"sentence", "subject", "object"} and isinstance(ex["object"], str)
+            assert set(ex) <= {"sentence", "subject", "object", "section"} and isinstance(ex["object"], str)
             assert str(ex["object"]).strip("$") in ex["sentence"]
+            assert ex["subject"].casefold() in f"{ex.get('section', '')} {ex['sentence']}".casefold()
     ranks = w["authority"]
     assert ranks["handbook/policies/**"] < ranks["handbook/support/**"] < ranks["handbook/meetings/**"]
     assert ranks["handbook/faq.md"] == ranks["handbook/support/**"]

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from driftlab_dagster.core.call_cache import CacheEntry, call_key
-from driftlab_dagster.core.grounding import likeliest_relations
+from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import split_sentences
 from driftlab_dagster.core.prompts import relation_prompts, relation_schema
@@ -40,7 +40,7 @@ def _record_replies(world, path, drop: set[str] = frozenset()) -> None:
                     continue
                 for sentence in split_sentences(page.body):
                     stated = {t.predicate: t for t in world.ontology.parse(sentence)}
-                    for p in likeliest_relations(sentence, world.ontology.predicates):
+                    for p in relations_to_ask(sentence, world.ontology.predicates):
                         t = stated.get(p.name)
                         reply = {"states": t is not None, "object": t.object if t else ""}
                         if not p.fixed_subject:

@@ -23,6 +23,7 @@ from functools import cached_property
 
 from ..errors import UserError
 from ..ontology import Ontology
+from ..units import Unit
 from .common import NamingSpec
 
 NONE = "none"  # the expected answer when the knowledge base does not say: abstaining is right
@@ -170,8 +171,8 @@ class World(ABC):
         """One row per checkpoint after the first: what changed, for people reading the world asset."""
 
     @abstractmethod
-    def text_units(self, body: str) -> list[str]:
-        """A page as the statements a model extractor reads one at a time."""
+    def text_units(self, body: str, title: str = "") -> list[Unit]:
+        """A page as the statements a model reads one at a time, each with what is around it."""
 
     # ----- who may read what, and whom to believe -----
     @abstractmethod

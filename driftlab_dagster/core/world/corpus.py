@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
@@ -20,10 +19,11 @@ import yaml
 from pydantic import ValidationError
 
 from ..ontology import Ontology, Predicate
-from ..units import prose_units
-from . import PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
+from ..units import Unit, markdown_units
+from ..values import VALUE_KINDS
+from . import NONE, PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
 from .common import NamingSpec, slug
-from .corpus_spec import VALUE_KINDS, CorpusQuestionSpec, CorpusWorldSpec, OpenPredicateSpec, RecordSpec, ScenarioPolicy
+from .corpus_spec import CorpusQuestionSpec, CorpusWorldSpec, OpenPredicateSpec, RecordSpec, ScenarioPolicy
 from .history import CorpusError, CorpusPage, Snapshot, glob_match, load_git, load_snapshots
 
 MAX_CHECKPOINTS = 200
@@ -32,16 +32,21 @@ MAX_CHECKPOINTS = 200
 def _open_predicate(name: str, p: OpenPredicateSpec) -> Predicate:
     """An open relation as the study's ontology needs it. Its `sentence` is only how a stored fact is shown
     (to a reader, in a graph's evidence): "Billing service — owned by — Orion."; a page is never parsed
-    with it."""
+    with it. Its cues are the ones declared, else the words of its name; its question the one declared,
+    else the asker's own question (see Predicate.sub_question)."""
     words = name.replace("_", " ")
     sentence = (f"{p.fixed_subject} — {words} — {{object}}." if p.fixed_subject
                 else f"{{subject}} — {words} — {{object}}.")
-    cues = " ".join(p.cues) if p.cues else " ".join(re.findall(r"[a-z]{3,}", p.description.lower()))
-    examples = tuple((e.sentence, e.subject or (p.fixed_subject or ""), e.object) for e in p.examples)
+    examples = tuple((e.sentence, e.subject or (p.fixed_subject or ""), e.object, e.section) for e in p.examples)
     return Predicate(name=name, sentence=sentence, subject_pattern=None if p.fixed_subject else VALUE_KINDS[p.subject],
                      object_pattern=VALUE_KINDS[p.object], fixed_subject=p.fixed_subject, meaning=p.description,
-                     question=f"What is the {words} of {{subject}}? Answer with the value only.", query=cues,
-                     is_rename=p.rename, examples=examples, open=True)
+                     question=p.question or "", query=" ".join(p.cues) or words, is_rename=p.rename,
+                     examples=examples, open=True, cues=tuple(p.cues))
+
+
+def _folded(text: str) -> str:
+    """Text compared as a reader would: case folded, white space (a hard wrap) collapsed."""
+    return " ".join(text.casefold().split())
 
 
 def _raise_all(problems: list[str]) -> None:
@@ -154,6 +159,15 @@ class CorpusWorld(World):
                                 "give one dated on or before it (none if the wiki does not say)")
             if isinstance(q.entity, dict) and min(q.entity) > days[0]:
                 problems.append(f"{where}: entity: no name for checkpoint {days[0]}")
+            problems += self._question_problems(q, where)
+        for name, predicate in self.spec.predicates.items():
+            for example in predicate.examples:
+                written = _folded(f"{example.section}\n{example.sentence}")
+                for role, part in (("subject", example.subject), ("object", example.object)):
+                    if part and _folded(part) not in written:
+                        problems.append(f"{self.source}: predicates.{name}.examples: the {role} {part!r} is written "
+                                        f"neither in its sentence {example.sentence[:50]!r} nor in its section; copy "
+                                        "it from the sentence, or give the heading that names it as `section:`")
         for r in self.records:
             if r.rename is None and not (r.subject and r.predicate and r.object):
                 problems.append(f"{self.source}: system_of_record: the record of {r.date} needs subject, predicate "
@@ -161,6 +175,33 @@ class CorpusWorld(World):
             if r.predicate and r.predicate not in self.ontology:
                 problems.append(f"{self.source}: system_of_record: unknown relation {r.predicate!r}")
         _raise_all(problems)
+
+    def _question_problems(self, q: CorpusQuestionSpec, where: str) -> list[str]:
+        """What a question says that its world cannot back: accepted spellings of an answer it never gives,
+        an entity that is not the one subject its relation has, and evidence that is not on the page it
+        names at a checkpoint it answers."""
+        problems = []
+        answers = {_folded(a) for a in q.answers.values()}
+        given = ", ".join(sorted(set(q.answers.values())))
+        problems += [f"{where}: accepted: {key!r} is not one of its answers ({given})"
+                     for key in q.accepted if _folded(key) not in answers]
+        fixed = self.ontology[q.hops[0]].fixed_subject if q.hops and q.hops[0] in self.ontology else None
+        names = q.entity.values() if isinstance(q.entity, dict) else [q.entity]
+        if fixed and any(self.name_key(n) != self.name_key(fixed) for n in names):
+            problems.append(f"{where}: entity: {q.hops[0]} has one subject, {fixed!r}; ask about it (entity: {fixed})")
+        for c, snapshot in zip(self.checkpoints, self.snapshots):
+            dated = [d for d in q.evidence if d <= c.day]
+            if not dated or self._as_of(q.answers, c.day) == NONE:
+                continue
+            evidence = q.evidence[max(dated)]
+            page = snapshot.pages.get(evidence.page)
+            if page is None:
+                problems.append(f"{where}: evidence: {evidence.page} does not exist on {c.key}; name the page as it "
+                                "was then (add an evidence entry dated when it moved)")
+            elif evidence.quote and _folded(evidence.quote) not in _folded(page.body):
+                problems.append(f"{where}: evidence: the quote {evidence.quote[:50]!r} is not on {evidence.page} on "
+                                f"{c.key}; copy it from the page as it was then")
+        return problems
 
     # ----- identity: the file, its side files and the corpus it read -----
     @cached_property
@@ -201,8 +242,9 @@ class CorpusWorld(World):
     def scenario_names(self) -> list[str]:
         return list(self.scenarios)
 
-    def text_units(self, body: str) -> list[str]:
-        return prose_units(body)
+    def text_units(self, body: str, title: str = "") -> list[Unit]:
+        """A markdown page read as a person reads it (units.py): statements with their heading trail."""
+        return markdown_units(body, title)
 
     def scenario_graph_policy(self, scenario: str) -> str:
         return self.scenarios[scenario].graph
@@ -276,7 +318,7 @@ class CorpusWorld(World):
             first_entity = q.entity if isinstance(q.entity, str) else self._as_of(q.entity, first)
             expected = self._as_of(q.answers, day)
             drifted = expected.casefold() != self._as_of(q.answers, first).casefold() or entity != first_entity
-            accepted = (expected, *q.accepted.get(expected, []))
+            accepted = (expected, *next((v for k, v in q.accepted.items() if _folded(k) == _folded(expected)), []))
             questions.append(Question(q.id, 0, q.text.replace("{entity}", entity), entity, tuple(q.hops), expected,
                                       drifted=drifted, accepted=accepted, caller=frozenset(q.caller)))
         return questions

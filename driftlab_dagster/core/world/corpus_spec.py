@@ -11,23 +11,18 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..values import ValueKind
 from . import NONE, PUBLIC
 from .common import NamingSpec, SpecModel, check_scenario_name
 
-# The values an open relation's parts take, as the shapes grounding trims them to. Simple classes with one
-# repetition each (shapes.py refuses anything that could backtrack).
-VALUE_KINDS = {
-    "name": r"[A-Za-z0-9][\w&'’ -]*",
-    "person": r"[A-Z][\w'’ -]*",
-    "number": r"\d[\d,.]*",
-    "phrase": r"[^.]+",
-}
-ValueKind = Literal["name", "person", "number", "phrase"]
+# The values an open relation's parts take: core/values.py (money, durations, e-mail addresses, lists of
+# people, ...), the shapes grounding trims a model's parts to.
 
 class ExampleSpec(SpecModel):
     sentence: str = Field(max_length=1000)
     subject: str = ""
     object: str
+    section: str = Field("", max_length=300)  # the heading above the sentence, where it names the subject
 
 
 class OpenPredicateSpec(SpecModel):
@@ -35,7 +30,8 @@ class OpenPredicateSpec(SpecModel):
     subject: ValueKind = "name"
     object: ValueKind = "phrase"
     fixed_subject: str | None = None  # the one subject a relation has ("Refund policy")
-    cues: list[str] = Field(default_factory=list)
+    cues: list[str] = Field(default_factory=list)  # words, phrases or symbols; default: the relation's name
+    question: str | None = Field(None, max_length=300)  # how it is asked, with {subject}: "Who leads {subject}?"
     examples: list[ExampleSpec] = Field(default_factory=list, max_length=4)
     rename: bool = False  # "X was formerly called Y": merges entities instead of storing a fact
 

@@ -14,7 +14,8 @@ import re
 from functools import cached_property
 from typing import cast
 
-from ..ontology import Ontology, Predicate, split_sentences
+from ..ontology import Ontology, Predicate
+from ..units import Unit, sentence_units
 from . import Checkpoint, Page, Question, RecordChange, World
 from .common import NamingSpec, slug
 from .templated_spec import PLACEHOLDER, BodyPart, EventSpec, FactPart, PageSpec, StateValue, WorldSpec
@@ -206,9 +207,9 @@ class TemplatedWorld(World):
                                       accepted=(expected,)))
         return questions
 
-    def text_units(self, body: str) -> list[str]:
-        """Sentences: a templated page is made of them."""
-        return split_sentences(body)
+    def text_units(self, body: str, title: str = "") -> list[Unit]:
+        """Sentences: a templated page is made of them, each naming its own subject."""
+        return sentence_units(body, title)
 
     def changes(self) -> list[dict[str, str]]:
         return [{"event": str(e.id), "day": c.key, "kind": e.kind,

@@ -1,0 +1,210 @@
+"""Real handbooks, read as a person reads them: the subject in a heading, values in the shapes real text
+writes, one normalisation for the graph and the scorer, history as git records it (first-parent, renames),
+relation routing that more cues cannot make worse, questions asked in a person's words, and check-world
+refusing questions and examples the world cannot back. One test (at least) per problem of issue 20."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from driftlab_dagster.core.grounding import ground, relations_to_ask
+from driftlab_dagster.core.ontology import Predicate, Triple
+from driftlab_dagster.core.scoring import matches
+from driftlab_dagster.core.units import markdown_units
+from driftlab_dagster.core.values import VALUE_KINDS, normalise
+from driftlab_dagster.core.world import WorldFileError
+from driftlab_dagster.core.world.history import load_snapshots
+from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster_tests.core.test_corpus_world import QUESTIONS, WORLD, _commit, make_wiki
+
+
+def _open(name: str, obj: str = "phrase", cues: tuple[str, ...] = (), question: str = "",
+          fixed: str | None = None) -> Predicate:
+    return Predicate(name=name, sentence="{subject} — x — {object}.", subject_pattern=None if fixed else
+                     VALUE_KINDS["name"], object_pattern=VALUE_KINDS[obj], fixed_subject=fixed, meaning=name,
+                     question=question, query=" ".join(cues) or name.replace("_", " "), open=True, cues=cues)
+
+
+# ----- 1 and 9: structure-aware reading -----
+
+def test_a_paragraph_under_a_heading_carries_the_heading_as_its_subject():
+    page = "# Benefits\n\n## Parking\n\nWe pay the whole\nmonthly pass.\n"
+    [unit] = markdown_units(page)
+    assert unit.text == "We pay the whole monthly pass."  # the hard wrap joined, one sentence
+    assert unit.trail == ("Benefits", "Parking")
+    benefit = _open("benefit", cues=("pay",))
+    kept = ground(Triple("Parking", "benefit", "the whole monthly pass"), benefit, unit.text, unit.context)
+    assert kept == Triple("Parking", "benefit", "whole monthly pass")
+    assert ground(Triple("Parking", "benefit", "the whole monthly pass"), benefit, unit.text) is None
+
+
+def test_list_items_keep_their_lead_in_and_table_rows_their_header():
+    page = textwrap.dedent("""\
+        ---
+        title: Leave
+        ---
+        Annual leave accrues by years of service:
+
+        - Fewer than 3 years: 4 hours per pay period
+        - 15+ years: 8 hours per pay period
+
+        | Plan | Price |
+        |---|---|
+        | Basic | $12 |
+    """)
+    units = markdown_units(page)
+    assert [u.text for u in units] == ["Annual leave accrues by years of service:",
+                                       "Fewer than 3 years: 4 hours per pay period",
+                                       "15+ years: 8 hours per pay period", "Plan: Basic; Price: $12"]
+    assert units[1].lead == "Annual leave accrues by years of service:" and units[1].trail == ("Leave",)
+    assert "Section: Leave | Annual leave accrues" in units[1].render()
+
+
+# ----- 2 and 3: value kinds, one normalisation -----
+
+@pytest.mark.parametrize("kind, written", [
+    ("money", "$50.43"), ("money", "$1,000"), ("money", "$48,000 to $56,000"), ("name", "Node.js"), ("name", "3M"),
+    ("name", "login.gov"), ("email", "tts-hr@gsa.gov"), ("duration", "6-week"), ("duration", "six weeks"),
+    ("duration", "30-day"), ("people", "Ana Pérez, Bo Li and Cy Ode"), ("percentage", "15%"),
+    ("url", "https://handbook.tts.gsa.gov/travel"),
+])
+def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
+    sentence = f"The value is {written} as of today."
+    relation = _open("value_of", obj=kind, cues=("value",))
+    kept = ground(Triple("Policy", "value_of", written), relation, sentence, "Policy")
+    assert kept is not None and kept.object == written
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("$1,000", "1000"), ("£20 a day", "20"), ("a 30-day window", "30 days"), ("six weeks", "6 weeks"),
+    ("15 percent", "15%"), ("Twenty-five days", "25 days"),
+])
+def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
+    assert matches(answer, expected)
+    assert normalise(answer).endswith(normalise(expected)) or normalise(expected) in normalise(answer)
+
+
+def test_the_governed_graph_compares_values_in_the_same_normalisation(world):
+    from driftlab_dagster.core.governed import GovernedResolver, GovernedStore
+    from driftlab_dagster.core.store import StoredPage
+
+    t0 = dt.datetime(2026, 9, 1)
+    governed = GovernedStore(world)
+    governed.apply_page(StoredPage("d15", "a", "", 1, t0), [Triple("Pro", "price", "$1,000")], t0, "m")
+    governed.apply_page(StoredPage("d19", "b", "", 1, t0), [Triple("Pro", "price", "1000")], t0, "m")
+    resolution = GovernedResolver(governed, []).resolve("Pro", "price")
+    assert resolution.value is not None and not resolution.hedged  # the same value, spelled two ways
+    assert {f.value for f in governed.active()} == {"1000"}
+
+
+# ----- 4: history as git records it -----
+
+def test_a_checkpoint_is_the_branchs_first_parent_line_and_a_page_dates_from_its_merge(tmp_path):
+    wiki = make_wiki(tmp_path)
+    repo = wiki / "repo"
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2022-06-20T10:00:00Z", "GIT_COMMITTER_DATE": "2022-06-20T10:00:00Z"}
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "proposal", "HEAD~2"], check=True, env=env)
+    _commit(repo, "2022-06-20T10:00:00Z", {"wiki/finance/travel.md": "# Travel\nThe Osprey team owns travel."},
+            "a proposal, merged in August")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-"], check=True)
+    merged_at = "2022-08-10T09:00:00Z"
+    merge_env = {**os.environ, "GIT_AUTHOR_DATE": merged_at, "GIT_COMMITTER_DATE": merged_at}
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "--no-ff", "-m", "merge the proposal", "proposal"],
+                   check=True, env=merge_env)
+    world = load_world(wiki / "world.yaml")
+    on_july_first = {p.id: p for p in world.pages_at("Fresh", 1)}  # the proposal is not on the branch yet
+    assert "Kestrel" in on_july_first["wiki/finance/travel.md"].body
+    later = {p.id: p for p in world.pages_at("Fresh", 2)}
+    assert "Osprey" in later["wiki/finance/travel.md"].body
+    assert later["wiki/finance/travel.md"].updated_at == dt.datetime(2022, 8, 10, 9)  # when it reached the branch
+
+
+# ----- 5: snapshots as git would read them -----
+
+def test_a_snapshot_page_that_moved_is_the_same_page_and_keeps_its_own_time(tmp_path):
+    text = "# Billing\n" + "".join(f"Line {i} of the billing runbook.\n" for i in range(20))
+    for day, path in (("2022-01-01", "teams/billing.md"), ("2022-06-01", "ops/billing.md")):
+        (tmp_path / day / path).parent.mkdir(parents=True)
+        (tmp_path / day / path).write_text(text + ("The Heron team owns billing.\n" if day == "2022-06-01" else ""))
+    edited = (tmp_path / "2022-06-01" / "ops/billing.md")
+    stamp = dt.datetime(2022, 3, 14, 12, 0, tzinfo=dt.UTC).timestamp()
+    os.utime(edited, (stamp, stamp))
+    first, second = load_snapshots(tmp_path, ["**/*.md"])
+    assert second.renames == {"teams/billing.md": "ops/billing.md"}
+    assert second.pages["ops/billing.md"].updated_at == dt.datetime(2022, 3, 14, 12)
+
+
+# ----- 6: relation routing -----
+
+def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
+    leads, owns = _open("led_by", cues=("leads",)), _open("owned_by", cues=("owns",))
+    sentence = "The Heron team owns billing and leads the weekly review."
+    assert relations_to_ask(sentence, [leads, owns]) == [leads, owns]
+    more = _open("led_by", cues=("leads", "lead", "director", "head of"))
+    assert more in relations_to_ask(sentence, [more, owns])  # share-based routing dropped it here
+
+
+def test_cues_are_phrases_symbols_and_words_outside_urls():
+    shipping = _open("free_shipping_over", cues=("free shipping",))
+    discount = _open("discount", cues=("%",))
+    assert relations_to_ask("Orders get free shipping over $75.", [shipping]) == [shipping]
+    assert relations_to_ask("Shipping is not free for orders.", [shipping]) == []  # the words, not the phrase
+    assert relations_to_ask("Members get 15% off.", [discount]) == [discount]
+    owns = _open("owned_by", cues=("owns",))
+    assert relations_to_ask("See https://wiki.example/owns-and-leads for details.", [owns]) == []
+
+
+# ----- 7: how a relation is asked -----
+
+def test_a_relation_is_asked_in_its_own_words_or_the_askers():
+    assert _open("led_by", question="Who leads {subject}?").sub_question("Billing") == "Who leads Billing?"
+    assert _open("led_by").sub_question("Billing", asked="Who runs billing now?") == "Who runs billing now?"
+
+
+# ----- 8: check-world refuses what a world cannot back -----
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda w, q: (w, q.replace("accepted: {Heron: [Heron team]}", "accepted: {heron: [Heron team], Herron: [x]}")),
+     "question Q1: accepted: 'Herron' is not one of its answers"),
+    (lambda w, q: (w, q.replace("answers: {2022-01-01: Falcon, 2022-06-15: Heron}",
+                                "answers: {2022-01-01: Falcon, 2022-06-15: Heron}\n  evidence: {2022-01-01: "
+                                "{page: wiki/teams/billing.md, quote: The Osprey team owns billing}}")),
+     "question Q1: evidence: the quote 'The Osprey team owns billing' is not on wiki/teams/billing.md"),
+    (lambda w, q: (w, q.replace("answers: {2022-01-01: Falcon, 2022-06-15: Heron}",
+                                "answers: {2022-01-01: Falcon, 2022-06-15: Heron}\n  evidence: {2022-01-01: "
+                                "{page: wiki/teams/billing.md, quote: The Falcon team owns billing}}")),
+     "question Q1: evidence: wiki/teams/billing.md does not exist on 2023-01-01"),
+    (lambda w, q: (w, q.replace("entity: Refund policy", "entity: Returns")),
+     "question Q2: entity: refund_days has one subject, 'Refund policy'"),
+    (lambda w, q: (w.replace("cues: [owns, owned]}", "cues: [owns, owned], examples: [{sentence: The Zorbrin "
+                             "team owns Quvex., subject: Quvex service, object: Zorbrin}]}"), q),
+     "predicates.owned_by.examples: the subject 'Quvex service' is written neither in its sentence"),
+])
+def test_check_world_refuses_questions_and_examples_the_world_cannot_back(tmp_path, edit, message):
+    wiki = make_wiki(tmp_path)
+    world_text, questions = edit(WORLD, QUESTIONS)
+    (wiki / "world.yaml").write_text(world_text)
+    (wiki / "questions.yaml").write_text(questions)
+    with pytest.raises(WorldFileError) as refused:
+        load_world(wiki / "world.yaml")
+    assert message in str(refused.value), str(refused.value)
+
+
+def test_an_accepted_spelling_is_found_whatever_the_case_of_its_answer(tmp_path):
+    wiki = make_wiki(tmp_path)
+    (wiki / "questions.yaml").write_text(QUESTIONS.replace("accepted: {Heron: [Heron team]}",
+                                                           "accepted: {heron: [Heron team]}"))
+    q1 = {q.id: q for q in load_world(wiki / "world.yaml").questions_at(1)}["Q1"]
+    assert q1.accepted == ("Heron", "Heron team")
+
+
+def test_the_world_file_path_is_read_relative_to_the_world(tmp_path: Path):
+    """(The fixtures above rely on it: a corpus world's repository is relative to its file.)"""
+    wiki = make_wiki(tmp_path)
+    assert load_world(wiki / "world.yaml").page_count == 5
