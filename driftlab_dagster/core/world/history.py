@@ -140,10 +140,12 @@ def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | Literal[
 
 
 def _history(repo: Path, paths: list[str]) -> list[tuple[str, dt.datetime, list[_Change]]]:
-    """Every commit that touched a page, oldest first, with its file changes (renames detected)."""
+    """Every commit of the branch's first-parent line that touched a page, oldest first, with its file
+    changes against its first parent (renames detected). A branch's history is its first-parent line: a
+    pull request's own commits reach the branch when it is merged, at the merge's time, never before."""
     specs = [f":(glob){p}" for p in paths]
-    raw = _git(repo, "log", "--reverse", "-M", "--name-status", "--format=%x00%H%x09%cI", "--", *specs).decode(
-        "utf-8", errors="replace")
+    raw = _git(repo, "log", "--reverse", "--first-parent", "--diff-merges=first-parent", "-M", "--name-status",
+               "--format=%x00%H%x09%cI", "--", *specs).decode("utf-8", errors="replace")
     history = []
     for block in raw.split("\x00")[1:]:
         lines = [line for line in block.splitlines() if line.strip()]
@@ -219,8 +221,14 @@ def _read_blobs(repo: Path, sha: str, paths: list[str]) -> dict[str, bytes]:
 # ---------------------------------------------------------------------------------------------------------
 # Snapshot folders: snapshots/<YYYY-MM-DD>/<path>
 
+RENAME_SIMILARITY = 0.5  # git's default for `-M`: a new file at least half like a vanished one is it, moved
+
 
 def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
+    """One snapshot per dated folder. A page that vanished while a new one at least half like it appeared
+    is the same page, moved (git's rule, RENAME_SIMILARITY). A changed page's `updated_at` is its file's
+    modification time when that falls after the previous checkpoint and before this one (copies made with
+    `cp -p` or `rsync -t` keep it), else this checkpoint's start."""
     if not folder.is_dir():
         raise CorpusError(f"the snapshot folder {folder} does not exist")
     days = []
@@ -233,19 +241,59 @@ def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
         raise CorpusError(f"{folder} has no folder named by a date (YYYY-MM-DD)")
     snapshots: list[Snapshot] = []
     last: dict[str, CorpusPage] = {}
+    since: dt.datetime | None = None
     for day, child in days:
-        pages = {}
+        start = dt.datetime.combine(day, dt.time())
+        raw: dict[str, tuple[bytes, float]] = {}
         for file in sorted(p for p in child.rglob("*") if p.is_file()):
             path = file.relative_to(child).as_posix()
-            if not any(glob_match(path, p) for p in paths):
-                continue
-            raw = file.read_bytes()
-            previous = last.get(path)
-            stamp = previous.updated_at if previous and previous.body == raw.decode("utf-8", "replace").replace(
-                "\r\n", "\n").strip() else dt.datetime.combine(day, dt.time())
-            page = _page(path, raw, stamp)
+            if any(glob_match(path, p) for p in paths):
+                raw[path] = (file.read_bytes(), file.stat().st_mtime)
+        texts = {path: _text(data) for path, (data, _) in raw.items()}
+        renames = _similar_moves({p: page.body for p, page in last.items() if p not in texts},
+                                 {p: t for p, t in texts.items() if p not in last})
+        moved_from = {new: old for old, new in renames.items()}
+        pages = {}
+        for path, (data, mtime) in raw.items():
+            previous = last.get(moved_from.get(path, path))
+            if previous is not None and previous.body == texts[path]:
+                stamp = previous.updated_at
+            else:
+                modified = dt.datetime.fromtimestamp(mtime, dt.UTC).replace(tzinfo=None)
+                stamp = modified if (since is None or since < modified) and modified <= start else start
+            page = _page(path, data, stamp)
             if page is not None:
                 pages[path] = page
-        snapshots.append(Snapshot(day, pages))
-        last = pages
+        snapshots.append(Snapshot(day, pages, renames))
+        last, since = pages, start
     return snapshots
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").strip()
+
+
+def _similarity(a: str, b: str) -> float:
+    """How alike two texts are, as git scores a rename: the lines they share over the longer text's length."""
+    if not a or not b:
+        return 0.0
+    left: dict[str, int] = {}
+    for line in a.splitlines(keepends=True):
+        left[line] = left.get(line, 0) + 1
+    shared = 0
+    for line in b.splitlines(keepends=True):
+        if left.get(line, 0) > 0:
+            left[line] -= 1
+            shared += len(line)
+    return shared / max(len(a), len(b))
+
+
+def _similar_moves(gone: dict[str, str], new: dict[str, str]) -> dict[str, str]:
+    """old path -> new path for vanished pages that reappear elsewhere, the most alike pairs first."""
+    pairs = sorted(((_similarity(old_text, new_text), old, path) for old, old_text in gone.items()
+                    for path, new_text in new.items()), key=lambda x: (-x[0], x[1], x[2]))
+    moves: dict[str, str] = {}
+    for score, old, path in pairs:
+        if score >= RENAME_SIMILARITY and old not in moves and path not in moves.values():
+            moves[old] = path
+    return moves
