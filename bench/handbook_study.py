@@ -1,9 +1,10 @@
-"""The whole drift study on a prose handbook with years of git history, on the shipped 0.5B model: the
-Thistlecombe handbook fixture (data/fixtures/thistlecombe/) is built into a fresh git
-repository, then run through the documented path (`driftlab run --world handbook.yaml --extractor model
+"""The whole drift study on a prose handbook with years of git history, on the shipped 0.5B model: a real
+one (`--world data/handbooks/18f/handbook.yaml`, 18F's handbook; see its README for the repository), or
+by default the Thistlecombe prose fixture (data/fixtures/thistlecombe/) built into a fresh git
+repository, run through the documented path (`driftlab run --world handbook.yaml --extractor model
 --reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
 
-    PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--out bench/out/handbook] [--url URL]
+    PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--world W.yaml] [--out bench/out/handbook] [--url URL]
 
 Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
 files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
@@ -27,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer  # noqa: E402
 
@@ -72,15 +74,21 @@ def main() -> None:
     parser.add_argument("--url", help="an OpenAI-compatible server already serving the model (default: start one)")
     parser.add_argument("--keep", action="store_true", help="keep the DuckDB file (and its cached replies)")
     parser.add_argument("--scenarios", nargs="*", help="only these scenarios (default: all)")
+    parser.add_argument("--world", type=Path, help="a corpus world file (default: build the Thistlecombe fixture)")
+    parser.add_argument("--until", help="run the checkpoints through this day only")
     args = parser.parse_args()
     if not args.keep:
         shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    built = build_handbook(args.out / "fixture") if not (args.out / "fixture" / "handbook.yaml").exists() else None
-    world = args.out / "fixture" / "handbook.yaml"
-    if built is not None:
-        print(f"built {built.repo}: {len(built.commits)} commits, checkpoints "
-              f"{', '.join(d.isoformat() for d in built.checkpoints)}", flush=True)
+    if args.world:
+        world = args.world.resolve()
+    else:
+        world = args.out / "fixture" / "handbook.yaml"
+        if not world.exists():
+            built = build_handbook(args.out / "fixture")
+            print(f"built {built.repo}: {len(built.commits)} commits, checkpoints "
+                  f"{', '.join(d.isoformat() for d in built.checkpoints)}", flush=True)
+    world_id = load_world(world).id
 
     with (nullcontext() if args.url else LlamaServer()) as server:
         url = args.url or server.url  # type: ignore[union-attr]
@@ -89,7 +97,8 @@ def main() -> None:
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
                    "--model", MODEL_ALIAS, "--max-failed-share", "1",  # report the failed share, never drop the tables
                    "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
-                   *[flag for s in args.scenarios or [] for flag in ("--scenario", s)]]
+                   *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
+                   *(["--until", args.until] if args.until else [])]
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
         seconds = time.perf_counter() - started
     (args.out / "stdout.txt").write_text(done.stdout)
@@ -98,10 +107,11 @@ def main() -> None:
     if done.returncode != 0:  # with --max-failed-share 1, only a crash: its tables are not the study's
         raise SystemExit(f"driftlab run failed ({done.returncode}):\n{done.stderr[-2000:]}")
 
-    folder = args.out / "thistlecombe_handbook"
+    folder = args.out / world_id
     rows = list(csv.DictReader(open(folder / "results.csv", encoding="utf-8")))
-    costs = list(csv.DictReader(open(folder / "costs.csv", encoding="utf-8")))
-    timings = list(csv.DictReader(open(folder / "timings.csv", encoding="utf-8")))
+    sliced = not (folder / "costs.csv").exists()  # a slice of the study writes no cost comparison
+    costs = [] if sliced else list(csv.DictReader(open(folder / "costs.csv", encoding="utf-8")))
+    timings = [] if sliced else list(csv.DictReader(open(folder / "timings.csv", encoding="utf-8")))
     print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}\n")
     print("\n".join(accuracy_table(rows)))
     print()

@@ -95,12 +95,21 @@ class ModelExtractor:
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()
         for unit in self._readable_units(page):
-            for t in self._relations(unit, tally):
-                kept = ground(t, self.ontology[t.predicate], unit.text, unit.context)
-                if kept is not None and kept not in tally.triples:
-                    tally.triples.append(kept)
+            self._read(unit, tally)
         return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
                           issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
+
+    def extract_unit(self, unit: Unit) -> list[Triple]:
+        """What one statement yields, grounded (for measuring extraction against hand-labelled units)."""
+        tally = _Tally()
+        self._read(unit, tally)
+        return tally.triples
+
+    def _read(self, unit: Unit, tally: _Tally) -> None:
+        for t in self._relations(unit, tally):
+            kept = ground(t, self.ontology[t.predicate], unit.text, unit.context)
+            if kept is not None and kept not in tally.triples:
+                tally.triples.append(kept)
 
     def _ask(self, p: Predicate, unit: Unit, tally: _Tally) -> ChatReply | None:
         shown = unit.render()
