@@ -6,9 +6,10 @@ For every question and every checkpoint whose answer is not "none" and that has 
 verbatim quote), it finds the reading unit that holds the quote (core/units.py: a sentence, a list item, a
 table row, each with its heading trail) and asks:
 
-- **reach**: does that unit, with its trail, write both the question's entity and the answer (compared in
-  the one normalisation, core/values.py)? Then a perfect extractor could turn it into the right fact. The
-  share of dated answers that pass is the ceiling of every graph design.
+- **reach**: does that unit, with its trail, write both the question's entity (every content word of it,
+  as the governed graph links a question's name: values.names_match) and the answer (in the one
+  normalisation, core/values.py)? Then a perfect extractor could turn it into the right fact. The share of
+  dated answers that pass is the ceiling of every graph design.
 - **routed**: is the question's relation among the relations the unit is asked about
   (grounding.relations_to_ask)? A unit that is never asked about its relation cannot reach the graph.
 
@@ -23,7 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 from driftlab_dagster.core.grounding import relations_to_ask
-from driftlab_dagster.core.values import normalise
+from driftlab_dagster.core.units import markdown_units
+from driftlab_dagster.core.values import names_match, normalise
 from driftlab_dagster.core.world import NONE
 from driftlab_dagster.core.world.corpus import CorpusWorld
 from driftlab_dagster.core.world.loader import load_world
@@ -37,7 +39,10 @@ def _words(text: str) -> list[str]:
 
 
 def _holds(unit_words: list[str], quote: str) -> bool:
-    wanted = [w.strip(".,") for w in _words(quote)]
+    """Whether a unit holds a quote copied from the markdown source: the quote is read the way the page is
+    (links to their text, shortcodes to their arguments), then every word of it must be in the unit."""
+    shown = " ".join(u.text for u in markdown_units(quote)) or quote
+    wanted = [w.strip(".,") for w in _words(shown)]
     have = {w.strip(".,") for w in unit_words}
     return bool(wanted) and all(w in have for w in wanted if w)
 
@@ -71,9 +76,10 @@ def measure(world: CorpusWorld, show_misses: bool = False) -> dict[str, int]:
             entity = q.entity if isinstance(q.entity, str) else world._as_of(q.entity, checkpoint.day)
             relation = q.hops[-1]
             named = bool(world.ontology[relation].fixed_subject) or len(q.hops) > 1
+            spellings = [answer, *next((v for k, v in q.accepted.items() if normalise(k) == normalise(answer)), [])]
             reached = [u for u in units
-                       if (named or world.name_key(entity) in world.name_key(f"{u.context} {u.text}"))
-                       and normalise(answer) in normalise(f"{u.context} {u.text}")]
+                       if (named or names_match(world.name_key(entity), world.name_key(f"{u.context} {u.text}")))
+                       and any(normalise(s) in normalise(f"{u.context} {u.text}") for s in spellings)]
             if not reached:
                 counts["unit lacks entity or answer"] += 1
                 if show_misses:

@@ -134,7 +134,7 @@ class Agent:
         if isinstance(self.reader, DeterministicReader):
             return HopAnswer(resolution.value, resolution.hedged, resolution.why)
         # A name the graph never saw (answered from newer pages only) is shown to the reader as it was asked.
-        entity_id = self.governed.entity(entity)
+        entity_id = self.governed.linked(entity, predicate)
         name = entity if entity_id is None else self.governed.store.current_name(entity_id)
         governed_value = resolution.value  # a str from here on (the lambda below would not see the narrowing)
         top = sorted((c for c in resolution.candidates if c.rank == min(x.rank for x in resolution.candidates)),

@@ -25,7 +25,7 @@ from operator import attrgetter
 
 from .ontology import Triple
 from .store import StoredPage
-from .values import normalise
+from .values import name_words, names_match, normalise
 from .world import World
 
 FOREVER = None  # an open interval end
@@ -128,6 +128,13 @@ class GovernedStore:
     def _set_names(self, names: list[EntityName]) -> None:
         self.names = names
         self._names_index = None
+
+    def entities_with(self, predicate: str) -> list[int]:
+        """The entities the graph holds facts of `predicate` about (retracted ones too), in id order."""
+        return sorted({entity_id for entity_id, p in self._facts_by_slot if p == predicate})
+
+    def names_of(self, entity_id: int) -> list[EntityName]:
+        return list(self._names_by()[1].get(entity_id, []))
 
     def facts_on(self, entity_id: int, predicate: str) -> list[GovernedFact]:
         """Every fact (retracted ones too) on one (entity, predicate) slot, oldest id first."""
@@ -343,11 +350,24 @@ class GovernedResolver:
     def _same_entity(self, subject: str, entity_id: int) -> bool:
         return self.entity(subject) == entity_id
 
+    def linked(self, name: str, predicate: str) -> int | None:
+        """The entity a question's name means: the one by that name, else (a page words it differently) the
+        entity with facts of `predicate` whose name holds every content word of the asked one, the closest
+        (fewest other words) first. None when no name fits."""
+        found = self.entity(name)
+        if found is not None and self.store.facts_on(found, predicate):
+            return found
+        fitting = sorted((len(name_words(self.store.current_name(entity_id))), entity_id)
+                         for entity_id in self.store.entities_with(predicate)
+                         if any(names_match(self.world.name_key(name), self.world.name_key(n.name))
+                                for n in self.store.names_of(entity_id)))
+        return fitting[0][1] if fitting else found
+
     def resolve(self, name: str, predicate: str, may_read: Callable[[str], bool] | None = None) -> Resolution:
         """The governed value of (name, predicate) from what a caller may read (`may_read(audience)`):
         facts and newer pages it may not read are dropped before anything is weighed."""
         may_read = may_read or (lambda audience: True)
-        entity_id = self.entity(name)
+        entity_id = self.linked(name, predicate)
         if entity_id is None:
             return self._from_newer_pages_only(name, predicate, may_read)
         candidates: list[Candidate] = []

@@ -5,10 +5,10 @@
   to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number, "the Helix
   team" -> "Helix" for a one-word name), with an adjacent currency sign or percent sign kept as written. A
   fixed-subject predicate gets its fixed subject.
-- `relations_to_ask`: the relations a statement (with its section) speaks of most. A cue is a word (word
-  starts match: "costs" finds "cost"), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are
-  not read for cues. Relations are ranked by how many of their cues are present, counted rather than as a
-  share of their cues, so declaring one more cue can never make a relation less likely to be asked.
+- `relations_to_ask`: the relations a statement (with its section) uses a cue of and could state (a value
+  of the relation's object kind is written in it). A cue is a word (word starts match: "costs" finds
+  "cost"), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only
+  add relations, so declaring one more can never make a relation less likely to be asked.
 - `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
   text, so an example never states something about a name the world really has.
 """
@@ -159,13 +159,13 @@ def speaks_of(sentence: str, predicate: Predicate) -> bool:
 
 
 def relations_to_ask(statement: str, predicates: list[Predicate], context: str = "") -> list[Predicate]:
-    """The relations the statement (with its section) speaks of most: those with the most of their cues
-    present, counted (not as a share of the relation's cues, which made a relation with more cues less
-    likely to be asked), ties all kept, in the ontology's order. None when it uses no relation's cues."""
+    """The relations worth asking a model about, in the ontology's order: each whose cues the statement or
+    its section uses and whose object the statement could hold (a value of its kind is written in it: a
+    statement of an amount writes an amount, one of an e-mail address an address). Cues only add: declaring
+    one more can never take a relation off the list."""
     text, words = _cue_text(f"{context}\n{statement}" if context else statement)
-    counts = [(sum(_cue_hit(c, text, words) for c in cues_of(p)), p) for p in predicates]
-    best = max((n for n, _ in counts), default=0)
-    return [p for n, p in counts if best > 0 and n == best]
+    return [p for p in predicates if re.search(p.object_pattern, statement) is not None
+            and any(_cue_hit(c, text, words) for c in cues_of(p))]
 
 
 def _subject_first(predicate: Predicate) -> bool | None:

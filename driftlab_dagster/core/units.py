@@ -13,8 +13,10 @@ CommonMark parser, with tables), never split on lines, into `Unit`s:
 
 Every unit carries its heading `trail`: the page title (front matter `title:`, else the first `#` heading)
 and the headings above it, outermost first. Markup is dropped (emphasis, links keep their text, a mailto
-link its address); front matter, code blocks and static-site template tags (`{% ... %}`, `{{ ... }}`) are
-not prose and yield no unit. Nothing here is about one handbook: these are the shapes markdown gives.
+link its address); front matter and code blocks are not prose and yield no unit; a static-site template
+tag (`{% ... %}`, `{{ ... }}`) reads as its quoted arguments, which a shortcode renders
+(`{% slack_channel "tts-travel" %}`), else as nothing. Nothing here is about one handbook: these are the
+shapes markdown gives.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.DOTALL)
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 _TAG = re.compile(r"<[^>]+>")
 _QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[:.]\s*(.+)$", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
@@ -102,7 +105,7 @@ def markdown_units(body: str, title: str = "") -> list[Unit]:
 def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     text, front_title = strip_front_matter(body)
     title = title or front_title
-    tokens = _parser().parse(_TEMPLATE_TAG.sub(" ", text))
+    tokens = _parser().parse(_TEMPLATE_TAG.sub(_tag_text, text))
     units: list[Unit] = []
     headings: list[tuple[int, str]] = []  # (level, text) of the headings above
     leads: list[str] = []  # per open list: its lead-in
@@ -175,6 +178,12 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                 units.append(Unit(pairs, trail()))
         i += 1
     return tuple(units)
+
+
+def _tag_text(tag: re.Match[str]) -> str:
+    """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
+    `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
+    return " ".join(a or b for a, b in _QUOTED.findall(tag.group(0))) or " "
 
 
 def _sentences(paragraph: str) -> list[str]:

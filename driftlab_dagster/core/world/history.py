@@ -16,8 +16,10 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
+
+from ..units import page_title
 
 MAX_PAGE_BYTES = 256 * 1024  # a page longer than this is skipped with a note, not read (as for templated pages)
 
@@ -75,16 +77,11 @@ def glob_match(path: str, pattern: str) -> bool:
     return _glob_regex(pattern).match(path) is not None
 
 
-def title_of(path: str, text: str) -> str:
-    heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
-    return heading.group(1).strip() if heading else PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
-
-
 def _page(path: str, raw: bytes, updated_at: dt.datetime) -> CorpusPage | None:
     if len(raw) > MAX_PAGE_BYTES:
         return None
     text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    return CorpusPage(path, title_of(path, text), text.strip(), updated_at)
+    return CorpusPage(path, page_title(path, text), text.strip(), updated_at)
 
 
 def _utc(stamp: str) -> dt.datetime:
