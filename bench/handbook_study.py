@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="*", help="only these scenarios (default: all)")
     parser.add_argument("--world", type=Path, help="a corpus world file (default: build the Thistlecombe fixture)")
     parser.add_argument("--until", help="run the checkpoints through this day only")
+    parser.add_argument("--model", default=MODEL_ALIAS, help="which shipped model to start (qwen2.5-coder-1.5b: the "
+                                                             "llm-large extra), or the id --url serves")
     args = parser.parse_args()
     if not args.keep:
         shutil.rmtree(args.out, ignore_errors=True)
@@ -90,12 +92,12 @@ def main() -> None:
                   f"{', '.join(d.isoformat() for d in built.checkpoints)}", flush=True)
     world_id = load_world(world).id
 
-    with (nullcontext() if args.url else LlamaServer()) as server:
+    with (nullcontext() if args.url else LlamaServer(alias=args.model)) as server:
         url = args.url or server.url  # type: ignore[union-attr]
         started = time.perf_counter()
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
-                   "--model", MODEL_ALIAS, "--max-failed-share", "1",  # report the failed share, never drop the tables
+                   "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
                    "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]

