@@ -86,8 +86,11 @@ def main() -> None:
         started = time.perf_counter()
         counts: Counter[str] = Counter()
         missed_by: Counter[str] = Counter()
-        for unit, truth in units:
+        for n, (unit, truth) in enumerate(units, 1):
             got = extractor.extract_unit(unit)
+            if n % 25 == 0:  # keep what was paid for, should the run be stopped
+                save_call_cache(conn, client.new_entries)
+                client.new_entries.clear()
             asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.context)}
             counts["extracted"] += len(got)
             counts["labelled"] += len(truth)
