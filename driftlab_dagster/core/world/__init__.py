@@ -23,11 +23,11 @@ from functools import cached_property
 
 from ..errors import UserError
 from ..ontology import Ontology
+from ..permissions import PUBLIC as PUBLIC  # the audience every caller holds
 from ..units import Unit
 from .common import NamingSpec
 
 NONE = "none"  # the expected answer when the knowledge base does not say: abstaining is right
-PUBLIC = "public"  # the audience every caller holds
 
 # What a system-of-record change says: ("fact", (subject, predicate, object), source) or
 # ("rename", (new name, old name), source).
