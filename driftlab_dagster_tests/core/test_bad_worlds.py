@@ -110,3 +110,43 @@ def test_a_finance_caller_reads_public_and_finance_pages_through_the_study_but_n
     for question, (page, value) in forbidden.items():
         seen = _evidence_for(world, layer.store, layer.governed, "Fresh", step, extractor, "deterministic", question)
         assert seen and not [e for e in seen if page in f"{e[0]} {e[1]}" or value in str(e[1])], (question, seen)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 12: a caller's audience that no page has; 10: an audience or authority glob that matches no page.
+
+def test_a_caller_audience_that_no_page_has_is_refused_naming_the_question_and_the_audiences_pages_have(tmp_path):
+    world_file = snapshot_world(tmp_path, {"2022-01-01": PERMISSION_PAGES},
+                                PERMISSION_QUESTIONS.replace("caller: [staff]", "caller: [finanse]"),
+                                'audience: {"wiki/finance/**": finance, "wiki/people/**": staff}\n')
+    message = refused(world_file)
+    assert "question S1: caller:" in message and "'finanse'" in message, message
+    assert "(pages have: finance, public, staff)" in message, message
+
+
+def test_a_caller_of_public_pages_only_needs_no_page_of_its_own(tmp_path):
+    world = load_world(snapshot_world(tmp_path, {"2022-01-01": PERMISSION_PAGES}, PERMISSION_QUESTIONS,
+                                      'audience: {"wiki/finance/**": finance, "wiki/people/**": staff}\n'))
+    assert {q.id: q.caller for q in world.questions_at(0)}["P1"] == frozenset({"public"})
+
+
+@pytest.mark.parametrize("section, glob", [
+    ("audience", "wiki/finanse/**"),  # a typo: the finance pages would be public
+    ("audience", "wiki/fin[ance/**"),  # an unclosed bracket: no crash, and no page
+    ("audience", "finance/**"),  # not the whole path inside the corpus
+    ("authority", "wiki/polices/**"),  # the policies would rank as any page
+])
+def test_a_glob_that_matches_no_page_at_any_checkpoint_is_refused_naming_the_glob_and_the_section(
+        tmp_path, section, glob):
+    value = "finance" if section == "audience" else "1"
+    world_file = snapshot_world(tmp_path, {"2022-01-01": PERMISSION_PAGES}, BILLING_QUESTION,
+                                f'{section}: {{"wiki/people/**": {value}, "{glob}": {value}}}\n')
+    message = refused(world_file)
+    assert message.startswith(f"{world_file}: {section}: the glob {glob!r} matches no page at any checkpoint"), message
+
+
+def test_a_glob_that_matches_a_page_at_one_checkpoint_only_is_kept(tmp_path):
+    days = {"2022-01-01": PERMISSION_PAGES,
+            "2022-06-01": {p: t for p, t in PERMISSION_PAGES.items() if "finance" not in p}}
+    world = load_world(snapshot_world(tmp_path, days, BILLING_QUESTION, 'audience: {"wiki/finance/**": finance}\n'))
+    assert world.audience_of("wiki/finance/travel.md") == "finance"

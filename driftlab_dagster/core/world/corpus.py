@@ -168,6 +168,7 @@ class CorpusWorld(World):
                         problems.append(f"{self.source}: predicates.{name}.examples: the {role} {part!r} is written "
                                         f"neither in its sentence {example.sentence[:50]!r} nor in its section; copy "
                                         "it from the sentence, or give the heading that names it as `section:`")
+        problems += self._permission_problems()
         for r in self.records:
             if r.rename is None and not (r.subject and r.predicate and r.object):
                 problems.append(f"{self.source}: system_of_record: the record of {r.date} needs subject, predicate "
@@ -175,6 +176,27 @@ class CorpusWorld(World):
             if r.predicate and r.predicate not in self.ontology:
                 problems.append(f"{self.source}: system_of_record: unknown relation {r.predicate!r}")
         _raise_all(problems)
+
+    def _permission_problems(self) -> list[str]:
+        """Globs and callers that name nothing. Both fail open or closed without a word: an audience glob
+        with a typo leaves the pages it meant public, an authority glob leaves its pages at the default
+        rank, and a caller whose audience no page has reads the public pages only."""
+        paths = sorted({pid for s in self.snapshots for pid in s.pages})
+        problems = []
+        example = f", e.g. {paths[0]!r}" if paths else ""
+        for section, globs, effect in (("audience", self.spec.audience, f"stay {PUBLIC}"),
+                                       ("authority", self.spec.authority, "keep the default rank 2")):
+            for glob in globs:
+                if not any(glob_match(path, glob) for path in paths):
+                    problems.append(f"{self.source}: {section}: the glob {glob!r} matches no page at any checkpoint, "
+                                    f"so the pages it was meant for {effect}; a glob matches a page's whole path "
+                                    f"in the corpus{example}; check its spelling")
+        held = {self.audience_of(path) for path in paths} | {PUBLIC}
+        for q in self.questions_spec:
+            problems += [f"{self.source}: question {q.id}: caller: no page has the audience {audience!r} (pages "
+                         f"have: {', '.join(sorted(held))}); use one of those, or give pages it under `audience:`"
+                         for audience in q.caller if audience not in held]
+        return problems
 
     def _question_problems(self, q: CorpusQuestionSpec, where: str) -> list[str]:
         """What a question says that its world cannot back: accepted spellings of an answer it never gives,
