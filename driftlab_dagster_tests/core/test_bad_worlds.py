@@ -5,6 +5,9 @@ meaning."""
 
 from __future__ import annotations
 
+import argparse
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -150,3 +153,112 @@ def test_a_glob_that_matches_a_page_at_one_checkpoint_only_is_kept(tmp_path):
             "2022-06-01": {p: t for p, t in PERMISSION_PAGES.items() if "finance" not in p}}
     world = load_world(snapshot_world(tmp_path, days, BILLING_QUESTION, 'audience: {"wiki/finance/**": finance}\n'))
     assert world.audience_of("wiki/finance/travel.md") == "finance"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 9: a page over MAX_PAGE_BYTES is skipped with a note, and the world's version follows it; 14: a file that is
+# not UTF-8 is read with replacement characters and a note; check-world prints the notes after its OK line.
+
+BIG = "# Archive\n" + "The Falcon team owns billing.\n" * 10_000  # 300,010 bytes
+
+
+def _git_world(tmp_path: Path, commits: list[tuple[str, dict[str, bytes]]]) -> Path:
+    """The snapshot world's questions over a git repository: one commit per (ISO time, {path: bytes})."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for when, files in commits:
+        for path, data in files.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_bytes(data)
+            subprocess.run(["git", "-C", str(repo), "add", path], check=True)
+        env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_NAME": "T",
+               "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.org"}
+        subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", when], check=True, env=env)
+    (tmp_path / "questions.yaml").write_text(BILLING_QUESTION)
+    (tmp_path / "world.yaml").write_text(SNAPSHOT_WORLD.replace(
+        'corpus: {snapshots: snaps, paths: ["wiki/**/*.md"]}',
+        'corpus: {git: repo, paths: ["wiki/**/*.md"], checkpoints: [2022-02-01, 2022-07-01]}'))
+    return tmp_path / "world.yaml"
+
+
+def test_a_page_over_the_size_limit_in_a_snapshot_folder_is_skipped_with_a_note_on_its_first_day(tmp_path):
+    billing = {"wiki/teams/billing.md": "# Billing\nThe Falcon team owns billing."}
+    world = load_world(snapshot_world(tmp_path, {"2022-01-01": {**billing, "wiki/archive.md": BIG},
+                                                 "2022-03-01": {**billing, "wiki/archive.md": BIG}}))
+    assert [p.id for p in world.pages_at("Fresh", 1)] == ["wiki/teams/billing.md"]
+    assert world.notes == ("wiki/archive.md on 2022-01-01: skipped, 300,010 bytes over the 262,144-byte limit",)
+
+
+def test_a_page_over_the_size_limit_in_git_is_skipped_with_a_note(tmp_path):
+    world = load_world(_git_world(tmp_path, [
+        ("2022-01-10T10:00:00Z", {"wiki/billing.md": b"# Billing\nThe Falcon team owns billing.\n"}),
+        ("2022-03-10T10:00:00Z", {"wiki/archive.md": BIG.encode()})]))
+    assert {p.id for p in world.pages_at("Fresh", 1)} == {"wiki/billing.md"}
+    assert world.notes == ("wiki/archive.md on 2022-07-01: skipped, 300,010 bytes over the 262,144-byte limit",)
+
+
+def test_the_world_version_changes_when_a_skipped_page_changes(tmp_path):
+    billing = {"wiki/teams/billing.md": "# Billing\nThe Falcon team owns billing."}
+    versions = []
+    for archive in (BIG, BIG + "One line more.\n", BIG.replace("Falcon", "Heron")):  # longer, then same size
+        world_file = snapshot_world(tmp_path / str(len(versions)), {"2022-01-01": {**billing,
+                                                                                  "wiki/archive.md": archive}})
+        versions.append(load_world(world_file).version)
+    assert len(set(versions)) == 3, versions
+
+
+def test_a_file_that_is_not_utf8_is_read_with_replacement_characters_and_a_note(tmp_path):
+    latin1 = "# Billing\nThe Falcon team owns billing.\nThe café opens at 9.\n".encode("latin-1")
+    world = load_world(snapshot_world(tmp_path, {"2022-01-01": {"wiki/teams/billing.md": latin1}}))
+    page, = world.pages_at("Fresh", 0)
+    assert "The caf\ufffd opens at 9." in page.body and "The Falcon team owns billing." in page.body
+    note, = world.notes
+    assert note.startswith("wiki/teams/billing.md on 2022-01-01: not UTF-8 at line 3 "), note
+    assert note.endswith("save it as UTF-8"), note
+
+
+def test_a_file_that_is_not_utf8_in_git_gets_its_note_once_per_version(tmp_path):
+    world = load_world(_git_world(tmp_path, [
+        ("2022-01-10T10:00:00Z", {"wiki/billing.md": b"# Billing\nThe Falcon team owns billing.\nCaf\xe9.\n"})]))
+    assert [n.split(": not UTF-8 at line ")[0] for n in world.notes] == ["wiki/billing.md on 2022-02-01"]
+    assert "line 3 " in world.notes[0]
+
+
+def test_check_world_prints_each_note_after_its_ok_line(tmp_path, capsys):
+    from driftlab_dagster.cli import cmd_check_world
+
+    world_file = snapshot_world(tmp_path, {"2022-01-01": {"wiki/teams/billing.md": "The Falcon team owns billing.",
+                                                          "wiki/archive.md": BIG}})
+    assert cmd_check_world(argparse.Namespace(path=str(world_file))) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{world_file}: OK: world pinecone_pantry") and lines[1:] == [
+        "note: wiki/archive.md on 2022-01-01: skipped, 300,010 bytes over the 262,144-byte limit"]
+
+
+def test_a_templated_world_has_no_notes():
+    from driftlab_dagster.project import DEFAULT_WORLD
+
+    assert load_world(DEFAULT_WORLD).notes == ()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 11: snapshot folders are named by their date; a date-shaped name that is no date is refused, others noted.
+
+@pytest.mark.parametrize("name", ["2022-13-45", "2022-02-30", "2022-3-1", "20220301"])
+def test_a_snapshot_folder_named_like_a_date_that_is_not_one_is_refused(tmp_path, name):
+    page = {"wiki/teams/billing.md": "The Falcon team owns billing."}
+    message = refused(snapshot_world(tmp_path, {"2022-01-01": page, name: page}))
+    assert f"corpus: the snapshot folder {tmp_path / 'snaps' / name} is not named by a real date" in message, message
+    assert "YYYY-MM-DD" in message, message
+
+
+def test_other_names_in_the_snapshots_folder_are_listed_as_notes(tmp_path):
+    page = {"wiki/teams/billing.md": "The Falcon team owns billing."}
+    world_file = snapshot_world(tmp_path, {"2022-01-01": page, "drafts": page, "2022-03-01 old": page})
+    (tmp_path / "snaps" / "README.md").write_text("How these folders were made.")
+    world = load_world(world_file)
+    assert world.day_keys == ["2022-01-01"]
+    ignored = ": not a folder named by a date (YYYY-MM-DD), so not a checkpoint: ignored"
+    assert world.notes == tuple(f"{tmp_path / 'snaps' / name}{ignored}" for name in ("2022-03-01 old", "README.md",
+                                                                                    "drafts"))

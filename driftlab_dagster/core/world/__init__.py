@@ -134,6 +134,12 @@ class World(ABC):
 
     @property
     @abstractmethod
+    def notes(self) -> tuple[str, ...]:
+        """What loading read with a caveat or left out, one line each (`check-world` prints them): nothing
+        wrong enough to refuse the world, but what its author should know (a page too big to read)."""
+
+    @property
+    @abstractmethod
     def question_ids(self) -> list[str]: ...
 
     # ----- scenarios -----

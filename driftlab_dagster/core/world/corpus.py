@@ -64,12 +64,14 @@ class CorpusWorld(World):
         base = Path(source).resolve().parent if Path(source).exists() else Path.cwd()
         self.base = base
         self.ontology = Ontology([_open_predicate(n, p) for n, p in spec.predicates.items()])
+        self._notes: list[str] = []
         try:
             if spec.corpus.git is not None:
-                snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits")
+                snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits",
+                                     self._notes)
             else:
                 # CorpusSpec._one_source: without `git`, `snapshots` is set
-                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths)
+                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths, self._notes)
         except CorpusError as e:
             raise WorldFileError(f"{source}: corpus: {e}") from None
         if len(snapshots) > MAX_CHECKPOINTS:
@@ -233,6 +235,10 @@ class CorpusWorld(World):
             digest.update(s.day.isoformat().encode())
             for page in s.pages.values():
                 digest.update(f"{page.id}\0{page.updated_at.isoformat()}\0{page.body}\0".encode())
+            # Pages too big to read are part of the corpus all the same: a new version of one is a new world.
+            # (Nothing is added when nothing was skipped, so such a world keeps the version it had.)
+            for path, size_and_hash in sorted(s.skipped.items()):
+                digest.update(f"skipped\0{path}\0{size_and_hash}\0".encode())
         return json.dumps({"spec": self.spec.model_dump(mode="json"),
                            "questions": [q.model_dump(mode="json") for q in self.questions_spec],
                            "records": [r.model_dump(mode="json") for r in self.records],
@@ -251,6 +257,10 @@ class CorpusWorld(World):
     @property
     def company(self) -> str:
         return self.spec.company
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(self._notes)
 
     @property
     def page_count(self) -> int:

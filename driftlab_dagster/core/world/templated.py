@@ -103,6 +103,10 @@ class TemplatedWorld(World):
         return len(self.spec.pages)
 
     @property
+    def notes(self) -> tuple[str, ...]:
+        return ()  # every page is rendered from the file itself: nothing is skipped or read with a caveat
+
+    @property
     def question_ids(self) -> list[str]:
         return [q.id for q in self.spec.questions]
 
