@@ -262,3 +262,86 @@ def test_other_names_in_the_snapshots_folder_are_listed_as_notes(tmp_path):
     ignored = ": not a folder named by a date (YYYY-MM-DD), so not a checkpoint: ignored"
     assert world.notes == tuple(f"{tmp_path / 'snaps' / name}{ignored}" for name in ("2022-03-01 old", "README.md",
                                                                                     "drafts"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Templated worlds. 8: a value a fact renders into a shape position that the shape does not match (no
+# extractor ever reads that fact); 7: a question whose expected value no page ever states (every row wrong).
+
+TEAM_WORLD = """
+company: Tiny Co
+start: 2027-01-04T09:00:00Z
+shapes: {word: '[A-Z]\\w+', person: '[A-Z]\\w+ [A-Z]\\w+', integer: '\\d+'}
+predicates:
+  price:
+    sentence: 'The {subject} plan costs ${object} a month.'
+    subject: word
+    object: integer
+    meaning: plan price in USD
+    question: What does the {subject} plan cost?
+    query: plan costs month
+  led_by:
+    sentence: 'The {subject} team is led by {object}.'
+    subject: word
+    object: person
+    meaning: team lead
+    question: Who leads the {subject} team?
+    query: team is led by
+state: {basic_price: 5, ops_lead: Ana Lima, ops_team: Ops}
+events:
+  - {id: 1, day: 3, kind: price, set: {basic_price: 7},
+     record: {source: 'record:billing', fact: [price, Basic, '{basic_price}']}}
+  - {id: 2, day: 5, kind: lead, set: {ops_lead: Bo Reyes},
+     record: {source: 'record:hr', fact: [led_by, Ops, '{ops_lead}']}}
+scenarios:
+  Fresh: {pages: all, graph: patch_changed_pages}
+  StalePages: {pages: none, graph: patch_from_record}
+  StaleGraph: {pages: all, graph: none}
+pages:
+  - {id: p1, title: Prices, canonical_for: [price], body: [{fact: [price, Basic, '{basic_price}']}]}
+  - {id: p2, title: Teams, canonical_for: [lead], body: [{fact: [led_by, '{ops_team}', '{ops_lead}']}]}
+  - {id: p3, title: Office, body: [We sit by the sea in Porto.]}
+questions:
+  - {id: Q1, event: 1, text: 'How much is the Basic plan?', entity: Basic, hops: [price], expected: '{basic_price}'}
+  - {id: Q2, event: 2, text: 'Who leads the Ops team?', entity: Ops, hops: [led_by], expected: '{ops_lead}'}
+"""
+
+
+def refused_text(tmp_path: Path, text: str) -> str:
+    (tmp_path / "world.yaml").write_text(text, encoding="utf-8")
+    message = refused(tmp_path / "world.yaml")
+    assert message.startswith(f"{tmp_path / 'world.yaml'}: "), message
+    return message
+
+
+def test_the_team_world_loads_and_its_study_answers_every_question():
+    from driftlab_dagster.core.study import run_study
+    from driftlab_dagster.core.world.loader import parse_world
+
+    study = run_study(parse_world(TEAM_WORLD, "team.yaml"))
+    fresh = [r for r in study.results if r["scenario"] == "Fresh"]
+    assert fresh and all(r["outcome"] == "correct" for r in fresh)
+    assert {r["answer"] for r in fresh if r["question"] == "Q2" and r["step"] == 2} == {"Bo Reyes"}
+
+
+def test_an_event_value_that_does_not_fit_its_shape_is_refused_naming_the_event_value_predicate_and_shape(tmp_path):
+    message = refused_text(tmp_path, TEAM_WORLD.replace("set: {ops_lead: Bo Reyes}", "set: {ops_lead: Çağla Öztürk}"))
+    assert "events[1].set.ops_lead (line " in message, message
+    assert "event 2 sets ops_lead to 'Çağla Öztürk'" in message, message
+    assert "predicate led_by" in message and "shape person '[A-Z]\\w+ [A-Z]\\w+'" in message, message
+
+
+def test_an_initial_value_or_a_fact_text_that_does_not_fit_its_shape_is_refused_where_it_is_written(tmp_path):
+    message = refused_text(tmp_path, TEAM_WORLD.replace("ops_team: Ops}", "ops_team: ops}"))
+    assert "state.ops_team (line " in message and "'ops'" in message and "shape word" in message, message
+    message = refused_text(tmp_path, TEAM_WORLD.replace("fact: [price, Basic, '{basic_price}']}]}",
+                                                        "fact: [price, basic, '{basic_price}']}]}"))
+    assert "pages[0].body[0].fact (line " in message and "'basic'" in message and "shape word" in message, message
+
+
+def test_a_value_that_fits_only_inside_a_longer_text_is_checked_as_rendered(tmp_path):
+    # "{ops_lead} Jr" renders "Bo Reyes Jr": three words, which the two-word person shape never reads.
+    message = refused_text(tmp_path, TEAM_WORLD.replace("[led_by, '{ops_team}', '{ops_lead}']",
+                                                        "[led_by, '{ops_team}', '{ops_lead} Jr']"))
+    assert "state.ops_lead (line " in message and "'Ana Lima Jr'" in message, message
+
