@@ -345,3 +345,43 @@ def test_a_value_that_fits_only_inside_a_longer_text_is_checked_as_rendered(tmp_
                                                         "[led_by, '{ops_team}', '{ops_lead} Jr']"))
     assert "state.ops_lead (line " in message and "'Ana Lima Jr'" in message, message
 
+
+def test_a_question_whose_expected_value_no_page_ever_states_is_refused_naming_the_question(tmp_path):
+    message = refused_text(tmp_path, TEAM_WORLD.replace("hops: [led_by], expected: '{ops_lead}'",
+                                                        "hops: [led_by], expected: Cy Ode"))
+    assert "questions[1].expected (line " in message, message
+    assert "question Q2 expects 'Cy Ode' at 2027-01-04" in message and "no page states it" in message, message
+
+
+def test_a_value_no_page_states_after_an_event_is_refused_with_its_checkpoint(tmp_path):
+    # The price page and the billing record only ever say the price the world started with: 7 is said nowhere.
+    message = refused_text(tmp_path, TEAM_WORLD.replace("[price, Basic, '{basic_price}']",
+                                                        "[price, Basic, '{initial.basic_price}']"))
+    assert "question Q1 expects '7' at 2027-01-07" in message, message
+
+
+def test_a_value_only_the_system_of_record_states_is_enough(tmp_path):
+    from driftlab_dagster.core.world.loader import parse_world
+
+    # StalePages' graph learns 7 from the billing record: those rows can be right, so the world is kept.
+    only_record = TEAM_WORLD.replace("body: [{fact: [price, Basic, '{basic_price}']}]}",
+                                     "body: [{fact: [price, Basic, '{initial.basic_price}']}]}")
+    assert parse_world(only_record, "team.yaml").question_ids == ["Q1", "Q2"]
+
+
+def test_a_value_stated_in_one_scenario_at_one_checkpoint_or_in_another_spelling_is_enough(tmp_path):
+    from driftlab_dagster.core.world.loader import parse_world
+
+    # Bo Reyes is on a page only from event 2 on, and only where pages follow the world (Fresh, StaleGraph).
+    assert parse_world(TEAM_WORLD, "team.yaml").question_ids == ["Q1", "Q2"]
+    # The scorer's one normalisation: "seven" is the 7 the price page states, "none" is abstaining.
+    spelled = TEAM_WORLD.replace("expected: '{basic_price}'", "expected: seven").replace(
+        "expected: '{ops_lead}'", "expected: none")
+    assert parse_world(spelled, "team.yaml").question_ids == ["Q1", "Q2"]
+
+
+def test_a_value_only_part_of_a_longer_word_on_a_page_is_not_stated(tmp_path):
+    # "Port" is inside "Porto" (the office page), but never a whole phrase: the scorer would never accept it.
+    message = refused_text(tmp_path, TEAM_WORLD.replace("hops: [led_by], expected: '{ops_lead}'",
+                                                        "hops: [led_by], expected: Port"))
+    assert "question Q2 expects 'Port'" in message, message
