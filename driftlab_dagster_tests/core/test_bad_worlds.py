@@ -385,3 +385,14 @@ def test_a_value_only_part_of_a_longer_word_on_a_page_is_not_stated(tmp_path):
     message = refused_text(tmp_path, TEAM_WORLD.replace("hops: [led_by], expected: '{ops_lead}'",
                                                         "hops: [led_by], expected: Port"))
     assert "question Q2 expects 'Port'" in message, message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Found on the way: a question with evidence dated before its first answer crashed the reference check.
+
+def test_evidence_dated_before_a_questions_first_answer_is_the_missing_answer_line_not_a_crash(tmp_path):
+    question = BILLING_QUESTION.replace("answers: {2022-01-01: Falcon}", "answers: {2022-03-01: Falcon}\n"
+                                        "  evidence: {2022-01-01: {page: wiki/teams/billing.md}}")
+    page = {"wiki/teams/billing.md": "The Falcon team owns billing."}
+    message = refused(snapshot_world(tmp_path, {"2022-01-01": page, "2022-06-01": page}, question))
+    assert "question Q1: no answer for checkpoint 2022-01-01" in message, message

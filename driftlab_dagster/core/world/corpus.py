@@ -215,7 +215,8 @@ class CorpusWorld(World):
             problems.append(f"{where}: entity: {q.hops[0]} has one subject, {fixed!r}; ask about it (entity: {fixed})")
         for c, snapshot in zip(self.checkpoints, self.snapshots):
             dated = [d for d in q.evidence if d <= c.day]
-            if not dated or self._as_of(q.answers, c.day) == NONE:
+            # Before its first answer a question has none to back (that is its own "no answer" line).
+            if not dated or min(q.answers) > c.day or self._as_of(q.answers, c.day) == NONE:
                 continue
             evidence = q.evidence[max(dated)]
             page = snapshot.pages.get(evidence.page)
