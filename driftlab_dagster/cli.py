@@ -192,6 +192,8 @@ def cmd_check_world(args: argparse.Namespace) -> int:
     print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
           f"{world.page_count} pages, {len(world.checkpoints) - 1} events, {len(world.question_ids)} questions, "
           f"scenarios {', '.join(world.scenario_names)}")
+    for note in world.notes:
+        print(f"note: {note}")
     return 0
 
 

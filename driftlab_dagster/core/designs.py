@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from . import permissions
 from .governed import GovernedResolver
 from .ontology import Ontology, Triple
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
@@ -93,7 +94,7 @@ class Agent:
 
     def may_read(self, audience: str) -> bool:
         """Whether the asker may see what a page with this audience says (None: no permissions in play)."""
-        return self.caller is None or audience in self.caller
+        return permissions.may_read(self.caller, audience)
 
     def ask(self, question: str, entity: str, hops: tuple[str, ...], caller: frozenset[str] | None = None) -> Answer:
         """Answer hop by hop as `caller` (the audiences the asker holds): retrieval and graph look-ups drop

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from .permissions import may_read
 from .store import StoredPage
 
 if TYPE_CHECKING:
@@ -133,8 +134,8 @@ class EmbeddingRetriever:
 
 
 class _Readable:
-    """Indexes of the pages a caller with these audiences may read: all of them, without looking at each
-    page, when the caller holds every audience the corpus has (the usual case)."""
+    """Indexes of the pages a caller with these audiences may read (permissions.may_read): all of them,
+    without looking at each page, when the caller may read every audience the corpus has (the usual case)."""
 
     def __init__(self, pages: list[StoredPage]):
         self.pages = pages
@@ -142,10 +143,10 @@ class _Readable:
         self._by_caller: dict[frozenset[str], list[int]] = {}
 
     def __call__(self, caller: frozenset[str] | None) -> range | list[int]:
-        if caller is None or self.audiences <= caller:
+        if caller is None or all(may_read(caller, audience) for audience in self.audiences):
             return range(len(self.pages))
         if caller not in self._by_caller:
-            self._by_caller[caller] = [i for i, p in enumerate(self.pages) if p.audience in caller]
+            self._by_caller[caller] = [i for i, p in enumerate(self.pages) if may_read(caller, p.audience)]
         return self._by_caller[caller]
 
 

@@ -23,11 +23,11 @@ from functools import cached_property
 
 from ..errors import UserError
 from ..ontology import Ontology
+from ..permissions import PUBLIC as PUBLIC  # the audience every caller holds
 from ..units import Unit
 from .common import NamingSpec
 
 NONE = "none"  # the expected answer when the knowledge base does not say: abstaining is right
-PUBLIC = "public"  # the audience every caller holds
 
 # What a system-of-record change says: ("fact", (subject, predicate, object), source) or
 # ("rename", (new name, old name), source).
@@ -131,6 +131,12 @@ class World(ABC):
     @property
     @abstractmethod
     def page_count(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def notes(self) -> tuple[str, ...]:
+        """What loading read with a caveat or left out, one line each (`check-world` prints them): nothing
+        wrong enough to refuse the world, but what its author should know (a page too big to read)."""
 
     @property
     @abstractmethod

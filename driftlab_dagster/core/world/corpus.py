@@ -64,12 +64,14 @@ class CorpusWorld(World):
         base = Path(source).resolve().parent if Path(source).exists() else Path.cwd()
         self.base = base
         self.ontology = Ontology([_open_predicate(n, p) for n, p in spec.predicates.items()])
+        self._notes: list[str] = []
         try:
             if spec.corpus.git is not None:
-                snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits")
+                snapshots = load_git(base / spec.corpus.git, spec.corpus.paths, spec.corpus.checkpoints or "commits",
+                                     self._notes)
             else:
                 # CorpusSpec._one_source: without `git`, `snapshots` is set
-                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths)
+                snapshots = load_snapshots(base / cast(str, spec.corpus.snapshots), spec.corpus.paths, self._notes)
         except CorpusError as e:
             raise WorldFileError(f"{source}: corpus: {e}") from None
         if len(snapshots) > MAX_CHECKPOINTS:
@@ -168,6 +170,7 @@ class CorpusWorld(World):
                         problems.append(f"{self.source}: predicates.{name}.examples: the {role} {part!r} is written "
                                         f"neither in its sentence {example.sentence[:50]!r} nor in its section; copy "
                                         "it from the sentence, or give the heading that names it as `section:`")
+        problems += self._permission_problems()
         for r in self.records:
             if r.rename is None and not (r.subject and r.predicate and r.object):
                 problems.append(f"{self.source}: system_of_record: the record of {r.date} needs subject, predicate "
@@ -175,6 +178,27 @@ class CorpusWorld(World):
             if r.predicate and r.predicate not in self.ontology:
                 problems.append(f"{self.source}: system_of_record: unknown relation {r.predicate!r}")
         _raise_all(problems)
+
+    def _permission_problems(self) -> list[str]:
+        """Globs and callers that name nothing. Both fail open or closed without a word: an audience glob
+        with a typo leaves the pages it meant public, an authority glob leaves its pages at the default
+        rank, and a caller whose audience no page has reads the public pages only."""
+        paths = sorted({pid for s in self.snapshots for pid in s.pages})
+        problems = []
+        example = f", e.g. {paths[0]!r}" if paths else ""
+        for section, globs, effect in (("audience", self.spec.audience, f"stay {PUBLIC}"),
+                                       ("authority", self.spec.authority, "keep the default rank 2")):
+            for glob in globs:
+                if not any(glob_match(path, glob) for path in paths):
+                    problems.append(f"{self.source}: {section}: the glob {glob!r} matches no page at any checkpoint, "
+                                    f"so the pages it was meant for {effect}; a glob matches a page's whole path "
+                                    f"in the corpus{example}; check its spelling")
+        held = {self.audience_of(path) for path in paths} | {PUBLIC}
+        for q in self.questions_spec:
+            problems += [f"{self.source}: question {q.id}: caller: no page has the audience {audience!r} (pages "
+                         f"have: {', '.join(sorted(held))}); use one of those, or give pages it under `audience:`"
+                         for audience in q.caller if audience not in held]
+        return problems
 
     def _question_problems(self, q: CorpusQuestionSpec, where: str) -> list[str]:
         """What a question says that its world cannot back: accepted spellings of an answer it never gives,
@@ -191,7 +215,8 @@ class CorpusWorld(World):
             problems.append(f"{where}: entity: {q.hops[0]} has one subject, {fixed!r}; ask about it (entity: {fixed})")
         for c, snapshot in zip(self.checkpoints, self.snapshots):
             dated = [d for d in q.evidence if d <= c.day]
-            if not dated or self._as_of(q.answers, c.day) == NONE:
+            # Before its first answer a question has none to back (that is its own "no answer" line).
+            if not dated or min(q.answers) > c.day or self._as_of(q.answers, c.day) == NONE:
                 continue
             evidence = q.evidence[max(dated)]
             page = snapshot.pages.get(evidence.page)
@@ -211,6 +236,10 @@ class CorpusWorld(World):
             digest.update(s.day.isoformat().encode())
             for page in s.pages.values():
                 digest.update(f"{page.id}\0{page.updated_at.isoformat()}\0{page.body}\0".encode())
+            # Pages too big to read are part of the corpus all the same: a new version of one is a new world.
+            # (Nothing is added when nothing was skipped, so such a world keeps the version it had.)
+            for path, size_and_hash in sorted(s.skipped.items()):
+                digest.update(f"skipped\0{path}\0{size_and_hash}\0".encode())
         return json.dumps({"spec": self.spec.model_dump(mode="json"),
                            "questions": [q.model_dump(mode="json") for q in self.questions_spec],
                            "records": [r.model_dump(mode="json") for r in self.records],
@@ -229,6 +258,10 @@ class CorpusWorld(World):
     @property
     def company(self) -> str:
         return self.spec.company
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(self._notes)
 
     @property
     def page_count(self) -> int:

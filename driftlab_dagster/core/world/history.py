@@ -7,11 +7,16 @@ under a new id; a file that disappears is a deleted page.
 
 Plain `git` through subprocess, a handful of calls per world (one log, one tree listing and one batched
 read per checkpoint), so a handbook with years of history loads in seconds.
+
+What is read with a caveat, or not at all, is said in a note (one line each, `check-world` prints them): a
+file over MAX_PAGE_BYTES (skipped), a file that is not UTF-8 (read with replacement characters), a name in
+the snapshots folder that is not a date (ignored).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -22,6 +27,7 @@ from typing import Literal
 from ..units import page_title
 
 MAX_PAGE_BYTES = 256 * 1024  # a page longer than this is skipped with a note, not read (as for templated pages)
+_DATE_SHAPED = re.compile(r"\d{4}-?\d{1,2}-?\d{1,2}")  # a snapshot folder's name meant as a date
 
 
 class CorpusError(ValueError):
@@ -45,6 +51,8 @@ class Snapshot:
     day: dt.date
     pages: dict[str, CorpusPage]
     renames: dict[str, str] = field(default_factory=dict)
+    # Files over MAX_PAGE_BYTES, never read: path -> their size and sha256, so the world's version follows them.
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -77,11 +85,41 @@ def glob_match(path: str, pattern: str) -> bool:
     return _glob_regex(pattern).match(path) is not None
 
 
-def _page(path: str, raw: bytes, updated_at: dt.datetime) -> CorpusPage | None:
-    if len(raw) > MAX_PAGE_BYTES:
-        return None
-    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    return CorpusPage(path, page_title(path, text), text.strip(), updated_at)
+class _Reader:
+    """Files into pages, noting what is not read as it is, once per version of a file (a file that stays
+    the same over ten checkpoints is one note, on the first of them)."""
+
+    def __init__(self, notes: list[str]):
+        self.notes = notes
+        self._noted: set[tuple[str, str]] = set()
+
+    def _note(self, path: str, digest: str, note: str) -> None:
+        if (path, digest) not in self._noted:
+            self._noted.add((path, digest))
+            self.notes.append(note)
+
+    def skip(self, snapshot: Snapshot, path: str, size: int, digest: str) -> None:
+        """A file over MAX_PAGE_BYTES: not a page, but part of what the world is made of (its version)."""
+        snapshot.skipped[path] = f"{size}:{digest}"
+        self._note(path, digest, f"{path} on {snapshot.day}: skipped, {size:,} bytes over the {MAX_PAGE_BYTES:,}-byte "
+                                 "limit")
+
+    def page(self, snapshot: Snapshot, path: str, raw: bytes, updated_at: dt.datetime) -> None:
+        """The file as a page of `snapshot`, or skipped when it is too big."""
+        if len(raw) > MAX_PAGE_BYTES:
+            self.skip(snapshot, path, len(raw), hashlib.sha256(raw).hexdigest())
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            # Still read (a stray Latin-1 byte spoils one word, not the page), but the person should know.
+            line = raw.count(b"\n", 0, e.start) + 1
+            self._note(path, hashlib.sha256(raw).hexdigest(),
+                       f"{path} on {snapshot.day}: not UTF-8 at line {line} (byte 0x{raw[e.start]:02x}), read with "
+                       "replacement characters; save it as UTF-8")
+            text = raw.decode("utf-8", errors="replace")
+        text = text.replace("\r\n", "\n")
+        snapshot.pages[path] = CorpusPage(path, page_title(path, text), text.strip(), updated_at)
 
 
 def _utc(stamp: str) -> dt.datetime:
@@ -109,8 +147,10 @@ class _Change:
     old: str | None = None  # the path before a rename
 
 
-def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | Literal["commits"]) -> list[Snapshot]:
-    """The snapshots at each checkpoint date, or at each day with a commit touching the pages ("commits")."""
+def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | Literal["commits"],
+             notes: list[str] | None = None) -> list[Snapshot]:
+    """The snapshots at each checkpoint date, or at each day with a commit touching the pages ("commits").
+    What is read with a caveat, or skipped, is appended to `notes`, one line each."""
     if not repo.exists():
         raise CorpusError(f"the repository {repo} does not exist")
     if subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], capture_output=True).returncode != 0:
@@ -133,7 +173,7 @@ def load_git(repo: Path, paths: list[str], checkpoints: list[dt.date] | Literal[
                 raise CorpusError(f"checkpoint {day} is before the first commit touching the pages ({first:%Y-%m-%d}); "
                                   "move it later or drop it")
             targets.append((day, before[-1]))
-    return _replay(repo, paths, history, targets)
+    return _replay(repo, paths, history, targets, _Reader([] if notes is None else notes))
 
 
 def _history(repo: Path, paths: list[str]) -> list[tuple[str, dt.datetime, list[_Change]]]:
@@ -160,7 +200,7 @@ def _history(repo: Path, paths: list[str]) -> list[tuple[str, dt.datetime, list[
 
 
 def _replay(repo: Path, paths: list[str], history: list[tuple[str, dt.datetime, list[_Change]]],
-            targets: list[tuple[dt.date, str]]) -> list[Snapshot]:
+            targets: list[tuple[dt.date, str]], reader: _Reader) -> list[Snapshot]:
     """Walk the history once: the files each checkpoint has, when each last changed, and the renames."""
     wanted = {sha for _, sha in targets}
     present: dict[str, dt.datetime] = {}  # path -> when its text last changed
@@ -188,12 +228,10 @@ def _replay(repo: Path, paths: list[str], history: list[tuple[str, dt.datetime, 
     for day, sha in targets:
         files, renames = at_commit[sha]
         contents = _read_blobs(repo, sha, sorted(files))
-        pages = {}
+        snapshot = Snapshot(day, {}, {old: new for old, new in renames.items() if old != new})
         for path in sorted(files):
-            page = _page(path, contents.get(path, b""), files[path])
-            if page is not None:
-                pages[path] = page
-        snapshots.append(Snapshot(day, pages, {old: new for old, new in renames.items() if old != new}))
+            reader.page(snapshot, path, contents.get(path, b""), files[path])
+        snapshots.append(snapshot)
     return snapshots
 
 
@@ -221,19 +259,24 @@ def _read_blobs(repo: Path, sha: str, paths: list[str]) -> dict[str, bytes]:
 RENAME_SIMILARITY = 0.5  # git's default for `-M`: a new file at least half like a vanished one is it, moved
 
 
-def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
+def load_snapshots(folder: Path, paths: list[str], notes: list[str] | None = None) -> list[Snapshot]:
     """One snapshot per dated folder. A page that vanished while a new one at least half like it appeared
     is the same page, moved (git's rule, RENAME_SIMILARITY). A changed page's `updated_at` is its file's
     modification time when that falls after the previous checkpoint and before this one (copies made with
-    `cp -p` or `rsync -t` keep it), else this checkpoint's start."""
+    `cp -p` or `rsync -t` keep it), else this checkpoint's start. What is ignored, read with a caveat or
+    skipped is appended to `notes`, one line each."""
     if not folder.is_dir():
         raise CorpusError(f"the snapshot folder {folder} does not exist")
+    reader = _Reader([] if notes is None else notes)
     days = []
     for child in sorted(folder.iterdir()):
-        try:
-            days.append((dt.date.fromisoformat(child.name), child))
-        except ValueError:
+        if child.name.startswith("."):
+            continue  # .git, .DS_Store: a tool's, never meant as a snapshot
+        day = _snapshot_day(child)
+        if day is None or not child.is_dir():
+            reader.notes.append(f"{child}: not a folder named by a date (YYYY-MM-DD), so not a checkpoint: ignored")
             continue
+        days.append((day, child))
     if not days:
         raise CorpusError(f"{folder} has no folder named by a date (YYYY-MM-DD)")
     snapshots: list[Snapshot] = []
@@ -241,16 +284,21 @@ def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
     since: dt.datetime | None = None
     for day, child in days:
         start = dt.datetime.combine(day, dt.time())
+        snapshot = Snapshot(day, {})
         raw: dict[str, tuple[bytes, float]] = {}
         for file in sorted(p for p in child.rglob("*") if p.is_file()):
             path = file.relative_to(child).as_posix()
             if any(glob_match(path, p) for p in paths):
-                raw[path] = (file.read_bytes(), file.stat().st_mtime)
+                info = file.stat()
+                if info.st_size > MAX_PAGE_BYTES:  # hashed as it streams: never held whole in memory
+                    with file.open("rb") as f:
+                        reader.skip(snapshot, path, info.st_size, hashlib.file_digest(f, "sha256").hexdigest())
+                else:
+                    raw[path] = (file.read_bytes(), info.st_mtime)
         texts = {path: _text(data) for path, (data, _) in raw.items()}
-        renames = _similar_moves({p: page.body for p, page in last.items() if p not in texts},
-                                 {p: t for p, t in texts.items() if p not in last})
-        moved_from = {new: old for old, new in renames.items()}
-        pages = {}
+        snapshot.renames = _similar_moves({p: page.body for p, page in last.items() if p not in texts},
+                                          {p: t for p, t in texts.items() if p not in last})
+        moved_from = {new: old for old, new in snapshot.renames.items()}
         for path, (data, mtime) in raw.items():
             previous = last.get(moved_from.get(path, path))
             if previous is not None and previous.body == texts[path]:
@@ -258,12 +306,24 @@ def load_snapshots(folder: Path, paths: list[str]) -> list[Snapshot]:
             else:
                 modified = dt.datetime.fromtimestamp(mtime, dt.UTC).replace(tzinfo=None)
                 stamp = modified if (since is None or since < modified) and modified <= start else start
-            page = _page(path, data, stamp)
-            if page is not None:
-                pages[path] = page
-        snapshots.append(Snapshot(day, pages, renames))
-        last, since = pages, start
+            reader.page(snapshot, path, data, stamp)
+        snapshots.append(snapshot)
+        last, since = snapshot.pages, start
     return snapshots
+
+
+def _snapshot_day(child: Path) -> dt.date | None:
+    """The day a snapshot folder's name says, None for a name not meant as a date ("drafts"). A name meant
+    as one that is no real date ("2022-13-45", "2022-3-1") is refused: ignoring it would drop a checkpoint."""
+    if not _DATE_SHAPED.fullmatch(child.name):
+        return None
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", child.name):
+            raise ValueError("the month and the day take two digits each, with dashes")
+        return dt.date.fromisoformat(child.name)
+    except ValueError as e:
+        raise CorpusError(f"the snapshot folder {child} is not named by a real date ({e}); rename it to the day "
+                          "the snapshot was taken, as YYYY-MM-DD (e.g. 2022-03-01)") from None
 
 
 def _text(data: bytes) -> str:

@@ -99,7 +99,13 @@ def parse_world(text: str, source: str = "<string>") -> World:
         raise WorldFileError(f"{source}: {field}{at}: {msg}{more}") from None
     if isinstance(spec, CorpusWorldSpec):
         return CorpusWorld(spec, source)
-    return TemplatedWorld(spec, source)
+    world = TemplatedWorld(spec, source)
+    try:
+        world.check_answers_stated()  # needs the pages rendered: a check of the world, not of its file's fields
+    except Located as e:
+        line = line_of(node, list(e.loc))
+        raise WorldFileError(f"{source}: {dotted(list(e.loc))}{f' (line {line})' if line else ''}: {e}") from None
+    return world
 
 
 def _is_union_tag(part: Any) -> bool:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
 from functools import cached_property
 from typing import cast
 
 from ..ontology import Ontology, Predicate
 from ..units import Unit, sentence_units
-from . import Checkpoint, Page, Question, RecordChange, World
-from .common import NamingSpec, slug
+from ..values import normalise
+from . import NONE, Checkpoint, Page, Question, RecordChange, World
+from .common import Located, NamingSpec, slug
 from .templated_spec import PLACEHOLDER, BodyPart, EventSpec, FactPart, PageSpec, StateValue, WorldSpec
 
 
@@ -41,6 +43,41 @@ def _state_reads(parts: list[BodyPart]) -> set[str]:
                 reads.add(part.when_changed)
             reads |= _state_reads(part.then) | _state_reads(part.otherwise)
     return reads
+
+
+_WORD_RUN = re.compile(r"\w+")
+_WORD_CHAR = re.compile(r"\w")
+
+
+class _Phrases:
+    """Normalised values looked for, as values.states looks for one: a whole phrase of a normalised text.
+    Wherever a phrase is stated, its first run of word characters is a whole word of the text, so a text is
+    read once, trying only the phrases whose first word stands there: not once per phrase, which a 40,000-page
+    world could not afford."""
+
+    def __init__(self, phrases: list[str]):
+        self.left = set(phrases)
+        self.by_word: dict[str, list[tuple[str, int]]] = {}
+        self.wordless: list[str] = []  # no word character at all ("-"): searched as the scorer searches
+        for phrase in phrases:
+            first = _WORD_RUN.search(phrase)
+            if first is None:
+                self.wordless.append(phrase)
+            else:
+                self.by_word.setdefault(first.group(0), []).append((phrase, first.start()))
+
+    def strike(self, text: str) -> None:
+        """Cross off every phrase `text` (normalised) states."""
+        for phrase in self.wordless:
+            if phrase in self.left and re.search(rf"(^|\W){re.escape(phrase)}($|\W)", text):
+                self.left.discard(phrase)
+        for m in _WORD_RUN.finditer(text):
+            for phrase, offset in self.by_word.get(m.group(0), ()):
+                start, end = m.start() - offset, m.start() - offset + len(phrase)
+                if (phrase in self.left and start >= 0 and text.startswith(phrase, start)
+                        and (start == 0 or not _WORD_CHAR.match(text, start - 1))
+                        and (end == len(text) or not _WORD_CHAR.match(text, end))):
+                    self.left.discard(phrase)
 
 
 class TemplatedWorld(World):
@@ -67,7 +104,7 @@ class TemplatedWorld(World):
         )
         start = spec.start.astimezone(dt.UTC).replace(tzinfo=None) if spec.start.tzinfo else spec.start
         self.start = start
-        self._reads: list[list[str]] | None = None  # per page: the state values its body reads (see _rendered)
+        self._reads: dict[int, list[str]] = {}  # page index -> the state values its body reads (see _rendered)
         self._bodies: dict[tuple[str | int, ...], str] = {}
         self.checkpoints = [Checkpoint(0, start.date(), start)] + [
             Checkpoint(i + 1, (start + dt.timedelta(days=e.day)).date(), start + dt.timedelta(days=e.day))
@@ -101,6 +138,10 @@ class TemplatedWorld(World):
     @property
     def page_count(self) -> int:
         return len(self.spec.pages)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return ()  # every page is rendered from the file itself: nothing is skipped or read with a caveat
 
     @property
     def question_ids(self) -> list[str]:
@@ -185,17 +226,85 @@ class TemplatedWorld(World):
     def _rendered(self, index: int, page: PageSpec, state: dict[str, StateValue]) -> str:
         """The page's body in this state, rendered once per distinct value of what the body reads: every
         (scenario, day) asks for every page, and most pages read nothing an event changes."""
-        if self._reads is None:
-            self._reads = [sorted(_state_reads(p.body)) for p in self.spec.pages]
         # rendering sees values only as str
-        key: tuple[str | int, ...] = (index, *(str(state.get(name)) for name in self._reads[index]))
+        key: tuple[str | int, ...] = (index, *(str(state.get(name)) for name in self._page_reads(index, page)))
         body = self._bodies.get(key)
         if body is None:
             body = self._bodies[key] = self.render_body(page.body, state)
         return body
 
+    def _page_reads(self, index: int, page: PageSpec) -> list[str]:
+        """What the page's body reads of the state, worked out the first time the page is rendered (a check
+        that stops early leaves most pages of a large world unread)."""
+        reads = self._reads.get(index)
+        if reads is None:
+            reads = self._reads[index] = sorted(_state_reads(page.body))
+        return reads
+
     def renames_at(self, scenario: str, step: int) -> dict[str, str]:
         return {}  # templated pages never move
+
+    # ----- what the world says at all: every expected answer must be said somewhere -----
+    def check_answers_stated(self) -> None:
+        """Refuse (Located at the question's `expected`) a question whose expected value at some checkpoint
+        nothing in the world states: no page at any checkpoint in any scenario, and no system-of-record
+        change. Every row asking it there would be scored wrong, whatever the design, without a word.
+        Compared as the scorer compares (values.normalise, a whole phrase); "none" expects an abstention."""
+        wanted: dict[str, tuple[int, int, str]] = {}  # normalised value -> (question index, step, value)
+        truth = dict(self.spec.state)
+        reads = [{m.group(2) for m in PLACEHOLDER.finditer(q.expected) if not m.group(1)} for q in self.spec.questions]
+        for step in range(len(self.spec.events) + 1):
+            if step:  # a question's expected value changes only where an event sets what it reads
+                truth.update(self.spec.events[step - 1].set)
+            for n, q in enumerate(self.spec.questions):
+                if step == 0 or reads[n] & self.spec.events[step - 1].set.keys():
+                    value = self.fill(q.expected, truth)
+                    if value != NONE:
+                        wanted.setdefault(normalise(value), (n, step, value))
+        phrases = _Phrases(list(wanted))
+        for text in self._said():
+            if not phrases.left:
+                break  # a world states its answers on its first pages: the rest need not be rendered
+            phrases.strike(normalise(text))
+        if phrases.left:
+            n, step, value = min(wanted[phrase] for phrase in phrases.left)
+            raise Located(("questions", n, "expected"),
+                          f"question {self.spec.questions[n].id} expects {value!r} at {self.checkpoints[step].key}, "
+                          "but no page states it at any checkpoint in any scenario, nor does the system of record, "
+                          "so every row asking it there is scored wrong; write it on a page, correct the expected "
+                          "value, or expect none if the world does not say it")
+
+    def _said(self) -> Iterator[str]:
+        """Every text the world shows: each page's title and each distinct body it can render in some scenario
+        at some checkpoint (rendered once per distinct value of what it reads, as `_rendered` caches it), then
+        what the system of record says. A page whose reads no event changes renders once."""
+        policies = {s.pages for s in self.spec.scenarios.values()} - {"none"}  # "none" shows step 0 only
+        changed = {var for e in self.spec.events for var in e.set}
+        for i, page in enumerate(self.spec.pages):
+            yield page.title
+            yield self._rendered(i, page, self.spec.state)
+            reads = self._page_reads(i, page)
+            if not changed.intersection(reads):
+                continue
+            for policy in policies:
+                # Only what the body reads: rendering looks at nothing else (_state_reads).
+                state: dict[str, StateValue] = {var: self.spec.state[var] for var in reads}
+                for event in self.spec.events:
+                    if policy == "canonical" and event.kind not in page.canonical_for:
+                        continue
+                    moved = {var: value for var, value in event.set.items() if var in state}
+                    if moved:
+                        state.update(moved)
+                        yield self._rendered(i, page, state)
+        truth = dict(self.spec.state)  # what the system of record says, event by event (record_change, in one pass)
+        for event in self.spec.events:
+            if event.record.rename is not None:
+                yield str(truth[event.record.rename])  # the old name
+            truth.update(event.set)
+            if event.record.rename is not None:
+                yield str(truth[event.record.rename])
+            else:  # RecordSpec._one_change: a record without a rename has a fact
+                yield from (self.fill(text, truth) for text in cast("tuple[str, str, str]", event.record.fact)[1:])
 
     def questions_at(self, step: int) -> list[Question]:
         truth = self.state_at(step)

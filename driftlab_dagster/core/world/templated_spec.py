@@ -415,4 +415,63 @@ class WorldSpec(SpecModel):
                     raise Located(("questions", n, "hops"), f"unknown predicate {hop!r}")
             for field in ("text", "entity", "expected"):
                 check_text(getattr(q, field), ("questions", n, field))
+        self._check_fact_values()
         return self
+
+    def _check_fact_values(self) -> None:
+        """Every value a fact renders into a shape position fits that shape. The extractor reads a fact
+        sentence only when each part matches its shape: a value that does not (a name with a letter outside
+        [A-Z], three words for a two-word shape) is a fact no design ever learns, and every row asking for it
+        is scored wrong without a word. Checked as rendered: in the initial state, then after each event,
+        for the facts that read what it sets. Refused where the value is written: the event, the state, or
+        the fact itself for a fixed text."""
+        slots: list[tuple[str, str, str, str, str, tuple[Any, ...]]] = []  # predicate, role, shape, text, page, loc
+
+        def walk(parts: list[BodyPart], page: str, loc: tuple[Any, ...]) -> None:
+            for i, part in enumerate(parts):
+                if isinstance(part, FactPart):
+                    predicate = self.predicates[part.fact[0]]
+                    for role, shape, text in (("subject", predicate.subject, part.fact[1]),
+                                              ("object", predicate.object, part.fact[2])):
+                        if shape is not None:  # a fixed subject is never rendered into the sentence
+                            slots.append((part.fact[0], role, shape, text, page, loc + (i, "fact")))
+                elif isinstance(part, ConditionalPart):
+                    walk(part.then, page, loc + (i, "then"))
+                    walk(part.otherwise, page, loc + (i, "otherwise"))
+
+        for n, page in enumerate(self.pages):
+            walk(page.body, page.id, ("pages", n, "body"))
+        state = dict(self.state)
+        fits: set[tuple[str, str]] = set()  # (shape, value) already matched: most facts repeat a few values
+
+        def misfit(slot: tuple[str, str, str, str, str, tuple[Any, ...]], setter: str, value: Any) -> str | None:
+            predicate, role, shape, text, page, _ = slot
+            rendered = text if "{" not in text else PLACEHOLDER.sub(
+                lambda m: str((self.state if m.group(1) else state)[m.group(2)]), text)
+            if (shape, rendered) in fits or re.fullmatch(self.shapes[shape], rendered):
+                fits.add((shape, rendered))
+                return None
+            as_rendered = "" if rendered == str(value) else f" {rendered!r}"
+            return (f"{setter} {str(value)!r}, which a fact of predicate {predicate} on page {page} renders as its "
+                    f"{role}{as_rendered}: its {role} shape {shape} '{self.shapes[shape]}' does not match it, so the "
+                    "study never reads that fact (a question about it is scored wrong); change the value or widen the "
+                    "shape")
+
+        by_var: dict[str, list[tuple[str, str, str, str, str, tuple[Any, ...]]]] = {}
+        for slot in slots:
+            reads = ([] if "{" not in slot[3] else  # most facts are fixed text: a large world's are read fast
+                     list(dict.fromkeys(m.group(2) for m in PLACEHOLDER.finditer(slot[3]) if not m.group(1))))
+            for var in reads:
+                by_var.setdefault(var, []).append(slot)
+            if len(reads) == 1:
+                problem = misfit(slot, f"{reads[0]} starts as", state[reads[0]])
+                if problem:
+                    raise Located(("state", reads[0]), problem)
+            elif problem := misfit(slot, "this fact's text is", slot[3]):
+                raise Located(slot[5], problem)
+        for n, event in enumerate(self.events):
+            state.update(event.set)
+            for var, value in event.set.items():
+                for slot in by_var.get(var, []):
+                    if problem := misfit(slot, f"event {event.id} sets {var} to", value):
+                        raise Located(("events", n, "set", var), problem)
