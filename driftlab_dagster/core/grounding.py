@@ -195,18 +195,41 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
             subject_raw, object_raw = object_raw, subject_raw
     subject = _part(subject_raw, predicate, "subject", sentence, context)
     obj = _part(object_raw, predicate, "object", sentence, context)
-    if subject is None or obj is None or subject.casefold() == obj.casefold():
+    if subject is None or obj is None or _overlap(subject, obj):
         return None
     return Triple(subject, predicate.name, obj)
 
 
 def _part(value: str, predicate: Predicate, role: str, sentence: str, context: str = "") -> str | None:
-    """The part as the statement writes it, else as its section does (a heading naming the subject)."""
+    """The part as the statement writes it, else as its section does (a heading naming the subject); None
+    when what is left names nothing (only words such as "for", "use", "you")."""
     shape = predicate.subject_pattern if role == "subject" else predicate.object_pattern
     found = normalise(value, shape, sentence)
     if found is not None:
-        return fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
-    return normalise(value, shape, context) if context else None
+        found = fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
+    elif context:
+        found = normalise(value, shape, context)
+    return found if found is not None and _names_something(found) else None
+
+
+# Words that name nothing on their own: a part made of them only is a model's filler, not a subject or value.
+_EMPTY_WORDS = _FUNCTION_WORDS | {"use", "used", "using", "you", "your", "we", "us", "they", "them", "their", "this",
+                                  "that", "these", "those", "there", "here", "if", "when", "can", "will", "may",
+                                  "should", "must", "do", "does", "not", "no", "yes", "all", "any", "each"}
+
+
+def _names_something(part: str) -> bool:
+    return any(w not in _EMPTY_WORDS for w in re.findall(r"\w+", part.casefold()))
+
+
+def _overlap(subject: str, obj: str) -> bool:
+    """Whether the two parts are one span, or one holds the other ("GSA Staff Directory" inside "Find their
+    phone numbers by searching the GSA Staff Directory"): then the pair states nothing about two things."""
+    def words(part: str) -> str:
+        return " " + " ".join(re.findall(r"\w+", part.casefold())) + " "
+
+    a, b = words(subject), words(obj)
+    return a in b or b in a
 
 
 # ---------------------------------------------------------------------------------------------------------
