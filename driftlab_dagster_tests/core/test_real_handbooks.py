@@ -44,6 +44,18 @@ def test_a_paragraph_under_a_heading_carries_the_heading_as_its_subject():
     assert ground(Triple("Parking", "benefit", "the whole monthly pass"), benefit, unit.text) is None
 
 
+def test_a_part_that_names_nothing_or_holds_the_other_part_is_no_fact():
+    # Both seen in the 0.5B model's replies on 18F units: filler as a subject, and the object's span
+    # repeated inside the subject.
+    contact = _open("contact", cues=("searching",))
+    sentence = "Find by their phone numbers by searching the GSA Staff Directory."
+    assert ground(Triple("by their", "contact", "GSA Staff Directory"), contact, sentence) is None
+    assert ground(Triple("phone numbers by searching the GSA Staff Directory", "contact", "GSA Staff Directory"),
+                  contact, sentence) is None
+    kept = ground(Triple("phone numbers", "contact", "GSA Staff Directory"), contact, sentence)
+    assert kept == Triple("phone numbers", "contact", "GSA Staff Directory")
+
+
 def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     page = textwrap.dedent("""\
         ---
