@@ -8,7 +8,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 # did; the tests make their own.
 HOME_DIR := $(CURDIR)/.dagster_home
 
-.PHONY: setup run test test-unit test-dagster test-system test-model dev bench check model-server clean
+.PHONY: setup run test test-unit test-dagster test-system test-model dev bench check model-server clean pg-up pg-run pg-down
 
 setup: $(STAMP)
 
@@ -64,6 +64,20 @@ test-model: $(LLM_STAMP)
 ## dev: the Dagster UI on http://127.0.0.1:3000 with the daemon (schedules, queued backfills)
 dev: $(STAMP) $(HOME_DIR)/dagster.yaml
 	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+## pg-up: Dagster on a real PostgreSQL in .state/ (Debian's server, 127.0.0.1:5433): the server, its
+##   dagster.yaml, the webserver on http://127.0.0.1:3001 and the daemon; `make pg-run` runs the study on it
+pg-up: $(STAMP)
+	$(BIN)/python -m driftlab_dagster.local_postgres up
+
+## pg-run: the whole deterministic study (as `make run`) with its runs stored in that PostgreSQL instance
+pg-run: $(STAMP)
+	$(BIN)/python -m driftlab_dagster.local_postgres server
+	DAGSTER_HOME=$(CURDIR)/.state/dagster_home $(BIN)/python -m driftlab_dagster run
+
+## pg-down: stop the webserver, the daemon and the PostgreSQL server (the data stays in .state/)
+pg-down: $(STAMP)
+	$(BIN)/python -m driftlab_dagster.local_postgres down
 
 ## model-server: the shipped 0.5B model on http://127.0.0.1:8080 (OpenAI-compatible), until Ctrl-C; then e.g.
 ##   .venv/bin/driftlab run --extractor model --reader model --api openai --url http://127.0.0.1:8080 --model qwen2.5-coder-0.5b
