@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +85,8 @@ class CachedClient:
     # streak. `new_failures` (key -> (model, reason)) is what this run adds, for the caller to persist.
     known_invalid: set[str] = field(default_factory=set)
     new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Replies fetched ahead by `prefetch`, by key, each taken once by `chat_json` in the caller's order.
+    prefetched: dict[str, ChatReply | ModelCallFailed] = field(default_factory=dict)
 
     @property
     def model(self) -> str:
@@ -119,7 +122,7 @@ class CachedClient:
             self.spend.hits += 1
         else:
             try:
-                reply = self.inner.chat_json(system, user, schema, max_tokens)
+                reply = self._live_reply(key, system, user, schema, max_tokens)
             except ModelCallFailed as e:
                 self.spend.failed += 1
                 self.failed_keys[key] = e
@@ -147,6 +150,36 @@ class CachedClient:
         if self.on_call:
             self.on_call(reply)
         return reply
+
+    def _live_reply(self, key: str, system: str, user: str, schema: dict | None,
+                    max_tokens: int | None) -> ChatReply:
+        ahead = self.prefetched.pop(key, None)
+        if isinstance(ahead, ModelCallFailed):
+            raise ahead
+        return ahead or self.inner.chat_json(system, user, schema, max_tokens)
+
+    def prefetch(self, calls: list[tuple[str, str, dict | None, int | None]], concurrency: int) -> None:
+        """Ask the server, `concurrency` at a time, for the replies to `calls` (system, user, schema,
+        max_tokens) that the cache does not hold; each waits in `prefetched` until `chat_json` asks for it.
+        Only the HTTP calls overlap: accounting, checks, the cache and the failure streak all happen in
+        `chat_json`, in the caller's order, so the rows are the same as one call at a time."""
+        wanted: dict[str, tuple[str, str, dict | None, int | None]] = {}
+        for system, user, schema, max_tokens in calls:
+            key = call_key(self.inner.model, system, user, schema, max_tokens)
+            if key not in self.entries and key not in self.failed_keys and key not in self.prefetched:
+                wanted.setdefault(key, (system, user, schema, max_tokens))
+        if concurrency <= 1 or len(wanted) <= 1:
+            return
+
+        def ask(call: tuple[str, str, dict | None, int | None]) -> ChatReply | ModelCallFailed:
+            try:
+                return self.inner.chat_json(*call)
+            except ModelCallFailed as e:
+                return e
+
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="model-call") as pool:
+            for key, result in zip(wanted, pool.map(ask, wanted.values())):
+                self.prefetched[key] = result
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         keys = [call_key(self.inner.embed_model, "embed", t, None) for t in texts]

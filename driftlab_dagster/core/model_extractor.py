@@ -49,7 +49,7 @@ class ModelExtractor:
 
     def __init__(self, ontology: Ontology, client: CachedClient, prompt_version: str = DEFAULT_EXTRACTION_PROMPT,
                  extractor_id: str | None = None, world_text: str = "",
-                 units: Callable[[str, str], list[Unit]] = sentence_units):
+                 units: Callable[[str, str], list[Unit]] = sentence_units, concurrency: int = 1):
         if prompt_version not in EXTRACTION_PROMPTS:
             raise ValueError(f"unknown extraction prompt {prompt_version!r}: use one of "
                              f"{', '.join(EXTRACTION_PROMPTS)}")
@@ -57,6 +57,7 @@ class ModelExtractor:
         self.prompt = extraction_prompt_text(ontology, prompt_version, world_text)
         self.relations = EXTRACTION_PROMPTS[prompt_version](ontology, world_text)
         self.units = units  # how a page splits into what one call reads: the world's text_units
+        self.concurrency = concurrency  # calls in flight during read_ahead; never changes a reply or its order
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
         self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
         self._ahead: dict[tuple[str, str], ChatReply | ModelCallFailed] = {}  # see read_ahead
@@ -81,16 +82,25 @@ class ModelExtractor:
                 for p in self._relations_of(unit):
                     wanted.setdefault((p.name, unit.render()), p)
         order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
-        for (name, shown), p in sorted(wanted.items(), key=lambda item: order[item[0][0]]):  # stable sort
-            try:
-                self._ahead[(name, shown)] = self.client.chat_json(
-                    self.relations[name], shown, relation_schema(p), self.MAX_RELATION_TOKENS,
-                    validate=validate_relation_reply)
-            except ModelServerDown:
-                self._ahead.clear()
-                raise
-            except ModelCallFailed as e:
-                self._ahead[(name, shown)] = e
+        calls = sorted(wanted.items(), key=lambda item: order[item[0][0]])  # stable sort
+        # With k calls in flight, a window of 4k is fetched at once and then taken in order: a dead server
+        # meets at most one window before the failure streak stops the run.
+        window = max(1, 4 * self.concurrency)
+        for start in range(0, len(calls), window):
+            chunk = calls[start:start + window]
+            self.client.prefetch([(self.relations[name], shown, relation_schema(p), self.MAX_RELATION_TOKENS)
+                                  for (name, shown), p in chunk], self.concurrency)
+            for (name, shown), p in chunk:
+                try:
+                    self._ahead[(name, shown)] = self.client.chat_json(
+                        self.relations[name], shown, relation_schema(p), self.MAX_RELATION_TOKENS,
+                        validate=validate_relation_reply)
+                except ModelServerDown:
+                    self._ahead.clear()
+                    self.client.prefetched.clear()
+                    raise
+                except ModelCallFailed as e:
+                    self._ahead[(name, shown)] = e
 
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()

@@ -81,7 +81,7 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
     model = cast(CachedClient, cached)  # set whenever the extractor or the reader is the model (uses_model)
     extractor: Extractor = (ModelExtractor(ontology, model, settings.prompt,
                                            extractor_id=extractor_id(settings, world), world_text=world.text,
-                                           units=world.text_units)
+                                           units=world.text_units, concurrency=settings.concurrency)
                             if settings.extractor == "model" else RegexExtractor(ontology))
     reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings), version=settings.reader_prompt,
                                   units=world.text_units)

@@ -23,9 +23,12 @@ MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "e
 
 
 class FakeModelServer:
-    def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model"):
+    def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model", delay: float = 0.0):
         assert mode in MODES, mode
         self.ontology, self.mode, self.model = ontology, mode, model
+        self.delay = delay  # seconds every chat reply takes, as a model decoding it would
+        self.in_flight = 0
+        self.most_in_flight = 0  # the most chat calls the server held at once
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.chat_requests = 0
@@ -61,7 +64,15 @@ class FakeModelServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b"{}")
                     return
-                server.respond(self, request, n)
+                with server._lock:
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay)
+                    server.respond(self, request, n)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
 
         self._http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
