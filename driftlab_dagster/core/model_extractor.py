@@ -76,11 +76,14 @@ class ModelExtractor:
         each call re-reads the worked examples; in this order, only the first of each relation does. The
         replies wait in `_ahead` for `extract`, which takes each one once, so cost and cache accounting are
         the same as asking page by page."""
+        self.read_ahead_units([unit for page in pages for unit in self._readable_units(page)])
+
+    def read_ahead_units(self, units: list[Unit]) -> None:
+        """`read_ahead` for reading units themselves (a benchmark's labelled units)."""
         wanted: dict[tuple[str, str], Predicate] = {}
-        for page in pages:
-            for unit in self._readable_units(page):
-                for p in self._relations_of(unit):
-                    wanted.setdefault((p.name, unit.render()), p)
+        for unit in units:
+            for p in self._relations_of(unit):
+                wanted.setdefault((p.name, unit.render()), p)
         order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
         calls = sorted(wanted.items(), key=lambda item: order[item[0][0]])  # stable sort
         # With k calls in flight, a window of 4k is fetched at once and then taken in order: a dead server
