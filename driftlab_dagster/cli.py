@@ -13,6 +13,7 @@ Every knowledge-layer flag (--extractor, --reader, --model, ...) is a field of t
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import time
 from collections.abc import Mapping
@@ -208,13 +209,18 @@ def cmd_generate_world(args: argparse.Namespace) -> int:
     text = dump_world(scale_world(world, args.copies, args.seed))
     generated = parse_world(text, str(args.out))  # the same validation as a hand-written file, before writing
     out = Path(args.out)
+    if out.is_dir():
+        raise ValueError(f"{out} is a folder: --out names the world file to write (e.g. {out / 'world.yaml'})")
+    tmp = out.with_name(out.name + ".tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     except OSError as e:
-        raise ValueError(f"{out}: cannot write the world file ({e.strerror or e}); pick a writable --out") from None
+        what = "the disk is full" if e.errno == errno.ENOSPC else e.strerror or str(e)
+        raise ValueError(f"{out}: cannot write the world file ({what}); pick a writable --out") from None
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failure, no stray .tmp beside the file asked for
     print(f"{out}: world {generated.id} (version {generated.version}), {generated.page_count} pages "
           f"({args.copies} x {world.page_count}), {len(generated.checkpoints) - 1} events, "
           f"{len(generated.question_ids)} questions; run it with `driftlab run --world {out}`")
