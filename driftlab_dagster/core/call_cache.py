@@ -84,6 +84,7 @@ class CachedClient:
     # streak. `new_failures` (key -> (model, reason)) is what this run adds, for the caller to persist.
     known_invalid: set[str] = field(default_factory=set)
     new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
+    embed_length: int = 0  # the length of every embedding of this session, once one came back
 
     @property
     def model(self) -> str:
@@ -149,6 +150,9 @@ class CachedClient:
         return reply
 
     def embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for `texts`, from the cache or the server, all of one length. Retrieval cannot go on
+        without them, so a failed embeddings call (after its retries) stops the run in one line that names
+        the server and the embedding model, rather than being recorded as an outcome."""
         keys = [call_key(self.inner.embed_model, "embed", t, None) for t in texts]
         missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.entries))
         if missing:
@@ -156,14 +160,24 @@ class CachedClient:
                 vectors = self.inner.embed([t for _, t in missing])
             except ModelCallFailed as e:
                 self.spend.failed += 1
-                self._failed(e)
-                raise
+                raise self._embeddings_failed(str(e)) from None
             self.failure_streak = 0
             for (k, _), v in zip(missing, vectors):
                 entry = CacheEntry(k, "embed", self.inner.embed_model, json.dumps(v), 0, 0, 0.0)
                 self.entries[k] = entry
                 self.new_entries.append(entry)
-        return [json.loads(self.entries[k].content) for k in keys]
+        out = [json.loads(self.entries[k].content) for k in keys]
+        lengths = sorted({len(v) for v in out} | ({self.embed_length} if self.embed_length else set()))
+        if len(lengths) > 1:  # within one reply, or against earlier ones (a query against the pages' matrix)
+            raise self._embeddings_failed(f"embeddings of different lengths ({', '.join(map(str, lengths))})")
+        self.embed_length = self.embed_length or (lengths[0] if lengths else 0)
+        return out
+
+    def _embeddings_failed(self, what: str) -> ModelServerDown:
+        return ModelServerDown(
+            f"embeddings from {self.inner.api} server {redact(self.inner.url)} (embedding model "
+            f"{self.inner.embed_model!r}) failed: {what}; --retrieval embed needs a server that serves that model "
+            "(pass --embed-model with one it serves, or --url), or use --retrieval bm25")
 
     def check(self) -> None:
         self.inner.check()
