@@ -203,3 +203,18 @@ def test_a_server_that_answers_html_for_its_list_of_models_is_named_as_not_opena
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert f"the server at {server.url} answered {server.url}/v1/models with HTML" in done.stderr
     assert "is it an OpenAI-compatible server?" in done.stderr and "AttributeError" not in done.stderr
+
+
+def test_a_call_that_keeps_the_run_waiting_is_said_without_progress(ontology, tmp_path, run_command, monkeypatch):
+    """Issue 21, item 19: a server answering every call after 30 s kept the run silent for minutes without
+    --progress. Here the first replies take 0.9 s and the notice threshold is lowered to 0.3 s."""
+    from driftlab_dagster.core import progress
+
+    monkeypatch.setattr(progress, "WAIT_NOTICE_SECONDS", 0.3)
+    with FakeModelServer(ontology, "sluggish", delay=0.9) as server:
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex")
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stderr.splitlines() if line.startswith("still waiting for ")]
+    assert notices and notices[0].startswith(f"still waiting for {server.url} (model fake-model), call 1, ")
+    assert notices[0].endswith(" s") and len(notices) <= 2 * 3 + 2  # each slow call said at 0.3 s and 0.6 s
+    assert "Traceback" not in done.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,7 @@ class CachedClient:
     known_invalid: set[str] = field(default_factory=set)
     new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     embed_length: int = 0  # the length of every embedding of this session, once one came back
+    waiting: Callable[[str], AbstractContextManager[None]] | None = None  # says what a slow call waits for
 
     @property
     def model(self) -> str:
@@ -120,7 +122,8 @@ class CachedClient:
             self.spend.hits += 1
         else:
             try:
-                reply = self.inner.chat_json(system, user, schema, max_tokens)
+                with self._waiting(f"call {self.spend.calls}"):
+                    reply = self.inner.chat_json(system, user, schema, max_tokens)
             except ModelCallFailed as e:
                 self.spend.failed += 1
                 self.failed_keys[key] = e
@@ -157,7 +160,8 @@ class CachedClient:
         missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.entries))
         if missing:
             try:
-                vectors = self.inner.embed([t for _, t in missing])
+                with self._waiting(f"embeddings of {len(missing)} texts", self.inner.embed_model):
+                    vectors = self.inner.embed([t for _, t in missing])
             except ModelCallFailed as e:
                 self.spend.failed += 1
                 raise self._embeddings_failed(str(e)) from None
@@ -172,6 +176,11 @@ class CachedClient:
             raise self._embeddings_failed(f"embeddings of different lengths ({', '.join(map(str, lengths))})")
         self.embed_length = self.embed_length or (lengths[0] if lengths else 0)
         return out
+
+    def _waiting(self, call: str, model: str | None = None) -> AbstractContextManager[None]:
+        """What a slow call waits for, said while it waits (`waiting`, the progress object's)."""
+        what = f"{redact(self.inner.url)} (model {model or self.inner.model}), {call}"
+        return self.waiting(what) if self.waiting else nullcontext()
 
     def _embeddings_failed(self, what: str) -> ModelServerDown:
         return ModelServerDown(

@@ -50,11 +50,11 @@ class FakeModelServer:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:  # noqa: N802 - the http.server API
-                if server.mode == "html_models":  # a web server, or a proxy's login page, where a model server was meant
+                if server.mode == "html_models":  # a web server where a model server was meant
                     self._send(200, b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", "text/html")
                 elif self.path == "/api/tags":  # Ollama's list of models
-                    self._send(200, json.dumps({"models": [{"model": n, "name": n} for n in (server.model, EMBED_MODEL)]})
-                               .encode())
+                    names = (server.model, EMBED_MODEL)
+                    self._send(200, json.dumps({"models": [{"model": n, "name": n} for n in names]}).encode())
                 elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": [{"id": server.model, "object": "model"}]})
                                .encode())
@@ -138,7 +138,7 @@ class FakeModelServer:
             return
         if mode == "slow" and n % 10 == 1:  # slower than the client's timeout, once in a while
             time.sleep(2.5)
-        if mode == "sluggish":  # every reply comes, but only after `delay` seconds
+        if mode == "sluggish" and n <= 2:  # the first replies come, but only after `delay` seconds
             time.sleep(self.delay)
         choices = [] if mode == "empty" else [{"index": 0, "finish_reason": "stop",
                                                "message": {"role": "assistant", "content": content}}]
