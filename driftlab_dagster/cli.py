@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -123,9 +126,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from driftlab_dagster.core.progress import Progress
         from driftlab_dagster.headless import run_study_in_dagster
 
-        progress = Progress(enabled=study.uses_model and sys.stderr.isatty() or args.progress)
-        for run in run_study_in_dagster(config, scenarios=args.scenario, until=args.until, progress=progress,
-                                        echo=print):
+        with _helpers_stderr_aside():
+            progress = Progress(enabled=study.uses_model and sys.stderr.isatty() or args.progress)
+            runs = run_study_in_dagster(config, scenarios=args.scenario, until=args.until, progress=progress,
+                                        echo=print)
+        for run in runs:
             costs = _read_csv_rows(run.costs_csv) if run.costs_csv else []
             timings = _read_csv_rows(run.costs_csv.with_name("timings.csv")) if run.costs_csv else []
             worlds.append((run.world, _read_csv_rows(run.results_csv), costs, timings, run.spend))
@@ -150,6 +155,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\nWrote {', '.join(map(str, files))}" + (f" and {config.database}" if args.engine == "dagster" else ""))
     print(f"Done in {elapsed:.1f}s")
     return _failed_calls_verdict(config, [spend for *_, spend in worlds])
+
+
+@contextmanager
+def _helpers_stderr_aside() -> Iterator[None]:
+    """Ctrl-C reaches every process in the terminal's foreground group, Dagster's helper processes too (a
+    run on an instance with compute logs starts `tail` and an orphan watcher, a Python, for stdout and for
+    stderr): each watcher printed its own KeyboardInterrupt traceback over the command's one line. So the
+    processes started during the runs get a temporary file as their stderr (fd 2), while this process keeps
+    writing to the terminal through `sys.stderr`. What landed in the file is shown after the runs, unless
+    they were interrupted: then it holds only the helpers' tracebacks."""
+    try:
+        if sys.stderr.fileno() != 2:
+            raise ValueError
+    except (AttributeError, OSError, ValueError):  # not the process's own stderr (a test's capture): as it is
+        yield
+        return
+    original = sys.stderr
+    original.flush()
+    terminal = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        sys.stderr = open(terminal, "w", buffering=1, encoding=original.encoding, errors=original.errors,
+                          closefd=False)
+        interrupted = False
+        try:
+            yield
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            sys.stderr.flush()
+            sys.stderr = original
+            os.dup2(terminal, 2)
+            os.close(terminal)
+            if not interrupted:
+                held.seek(0)
+                sys.stderr.write(held.read().decode(errors="replace"))
+                sys.stderr.flush()
 
 
 def _failed_calls_verdict(config: DriftlabConfig, spends: list[dict[str, int]]) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import dagster as dg
+import duckdb
 
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.errors import UserError
@@ -115,12 +116,21 @@ def execute_job(job: dg.JobDefinition, instance: dg.DagsterInstance, run_config:
         return job.execute_in_process(instance=instance, run_config={**_QUIET, **(run_config or {})},
                                       raise_on_error=True, **kwargs)
     except dg.DagsterExecutionStepExecutionError as e:
+        if _interrupted(e.user_exception):
+            raise KeyboardInterrupt from None  # Ctrl-C landed in a DuckDB query, which reports it as its own error
         if e.user_exception is not None:
             raise e.user_exception from None
         raise
     except dg.DagsterExecutionInterruptedError:
         # Dagster turned Ctrl-C into this at a safe point; the step in progress rolled its transaction back.
         raise KeyboardInterrupt from None
+
+
+def _interrupted(error: BaseException | None) -> bool:
+    """DuckDB, interrupted by Ctrl-C in a query, raises `RuntimeError: Query interrupted` (or its own
+    InterruptException) rather than KeyboardInterrupt."""
+    return (isinstance(error, (KeyboardInterrupt, duckdb.InterruptException))
+            or (isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted"))
 
 
 def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:

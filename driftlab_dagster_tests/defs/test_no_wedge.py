@@ -1,6 +1,7 @@
 """A run that died never blocks the next: `kill -9` of `driftlab run` while it holds the DuckDB pool, then a
 rerun against the same Dagster home and DuckDB file finishes and matches the oracle, also right after the kill
-(a zombie not yet reaped is dead) and when the holder dies while the rerun waits. Ctrl-C stops a run.
+(a zombie not yet reaped is dead) and when the holder dies while the rerun waits. Ctrl-C stops a run, and in
+a terminal shows only DriftLab's one line.
 
 Real processes, a real on-disk instance with the project's dagster.yaml (pool limit 1), a real DuckDB file.
 """
@@ -165,3 +166,27 @@ def test_a_holder_that_dies_while_the_rerun_waits_is_noticed_without_waiting_it_
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_ctrl_c_in_a_terminal_during_a_model_run_prints_only_the_clean_line(home, tmp_path, world):
+    """Issue 21, item 6: Ctrl-C reaches the whole foreground process group, and Dagster's compute-log helpers
+    (an orphan watcher per stream, a Python each) printed two interleaved KeyboardInterrupt tracebacks before
+    DriftLab's own line. The command runs in a process group of its own, which is sent SIGINT as a terminal
+    sends it; a loopback model server keeps it busy with model calls."""
+    from driftlab_dagster_tests.support.fake_server import FakeModelServer
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
+    env["DAGSTER_HOME"] = str(home)
+    with FakeModelServer(world.ontology, "healthy") as server:
+        running = subprocess.Popen(
+            [sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model", "--api",
+             "openai", "--url", server.url, "--model", "fake-model", "--database", str(tmp_path / "d.duckdb"),
+             "--out", str(tmp_path)], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, start_new_session=True)
+        _wait_until(lambda: running.poll() is not None or server.chat_requests >= 20, "model calls", TIMEOUT)
+        assert running.poll() is None, running.communicate()[1]
+        os.killpg(running.pid, signal.SIGINT)
+        _, stderr = running.communicate(timeout=120)
+    assert running.returncode == 130, stderr
+    assert stderr.splitlines() == ["driftlab: interrupted; partitions that finished are kept, the one in progress "
+                                   "was rolled back"], stderr
