@@ -144,22 +144,19 @@ def check_database_file(database: str) -> None:
     path = Path(database).expanduser()
     if database == ":memory:" or not path.is_file():
         return
-    with open(path, "rb") as f:
-        head = f.read(64)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return  # unreadable: DuckDB's own error says so (connect turns it into one line)
     if head[_DUCKDB_MAGIC_AT:_DUCKDB_MAGIC_AT + len(_DUCKDB_MAGIC)] == _DUCKDB_MAGIC:
         return
-    what = next((name for magic, name in _OTHER_FILES if head.startswith(magic)), None)
-    if what is None:
-        what = "an empty file" if not head else "a text file" if _is_text(head) else "another kind of file"
+    text = head.decode("utf-8", errors="replace")  # a character cut at byte 64 is one U+FFFD at the end
+    is_text = "\ufffd" not in text[:-1] and all(c.isprintable() or c.isspace() for c in text)
+    what = next((name for magic, name in _OTHER_FILES if head.startswith(magic)), None) or (
+        "an empty file" if not head else "a text file" if is_text else "another kind of file")
     raise WarehouseError(f"{database} is {what}, not a DuckDB database: point --database at a DuckDB file, or at a "
                          "path that does not exist yet (DriftLab creates it)")
-
-
-def _is_text(head: bytes) -> bool:
-    try:
-        return all(c.isprintable() or c.isspace() for c in head.decode("utf-8"))
-    except UnicodeDecodeError:  # also a character cut at byte 64: "another kind of file" is still true
-        return False
 
 
 def connect(database: str, lock_timeout_seconds: float = 10.0, config: Mapping[str, Any] | None = None,
