@@ -176,8 +176,8 @@ def _helpers_stderr_aside() -> Iterator[None]:
     terminal = os.dup(2)
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 2)
-        sys.stderr = open(terminal, "w", buffering=1, encoding=original.encoding, errors=original.errors,
-                          closefd=False)
+        aside = sys.stderr = open(terminal, "w", buffering=1, encoding=original.encoding, errors=original.errors,
+                                  closefd=False)
         interrupted = False
         try:
             yield
@@ -185,7 +185,7 @@ def _helpers_stderr_aside() -> Iterator[None]:
             interrupted = True
             raise
         finally:
-            sys.stderr.flush()
+            aside.close()  # flushes; the descriptor stays open (closefd=False) until put back below
             sys.stderr = original
             os.dup2(terminal, 2)
             os.close(terminal)
