@@ -52,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for delay in (0.0, args.delay):
-                with FakeModelServer(ontology, delay=delay) as server:
+                with FakeModelServer(ontology, latency=delay) as server:
                     for k in (1, args.k):
                         wall, rows, _ = one_run(server.url, k, args.reader, Path(tmp) / f"r{r}-d{delay}-k{k}")
                         reference = reference or rows

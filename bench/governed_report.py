@@ -9,15 +9,13 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-import duckdb
-
 from driftlab_dagster.core import reports
-from driftlab_dagster.core.warehouse import records
+from driftlab_dagster.core.warehouse import connect, records
 from driftlab_dagster.core.world.templated import TemplatedWorld
 
 
 def main(database: str, world_id: str = "tessaly_freight") -> None:
-    with duckdb.connect(database, read_only=True) as conn:
+    with connect(database, read_only=True) as conn:  # one line for a locked or foreign file; no extensions
         version, spec = conn.execute("SELECT world_version, spec_json FROM worlds WHERE world = ? "
                                      "ORDER BY world_version", [world_id]).fetchall()[-1]
         world = TemplatedWorld.from_json(spec)

@@ -13,9 +13,13 @@ Every knowledge-layer flag (--extractor, --reader, --model, ...) is a field of t
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -122,9 +126,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from driftlab_dagster.core.progress import Progress
         from driftlab_dagster.headless import run_study_in_dagster
 
-        progress = Progress(enabled=study.uses_model and sys.stderr.isatty() or args.progress)
-        for run in run_study_in_dagster(config, scenarios=args.scenario, until=args.until, progress=progress,
-                                        echo=print):
+        with _helpers_stderr_aside():
+            progress = Progress(enabled=study.uses_model and sys.stderr.isatty() or args.progress)
+            runs = run_study_in_dagster(config, scenarios=args.scenario, until=args.until, progress=progress,
+                                        echo=print)
+        for run in runs:
             costs = _read_csv_rows(run.costs_csv) if run.costs_csv else []
             timings = _read_csv_rows(run.costs_csv.with_name("timings.csv")) if run.costs_csv else []
             worlds.append((run.world, _read_csv_rows(run.results_csv), costs, timings, run.spend))
@@ -149,6 +155,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\nWrote {', '.join(map(str, files))}" + (f" and {config.database}" if args.engine == "dagster" else ""))
     print(f"Done in {elapsed:.1f}s")
     return _failed_calls_verdict(config, [spend for *_, spend in worlds])
+
+
+@contextmanager
+def _helpers_stderr_aside() -> Iterator[None]:
+    """Ctrl-C reaches every process in the terminal's foreground group, Dagster's helper processes too (a
+    run on an instance with compute logs starts `tail` and an orphan watcher, a Python, for stdout and for
+    stderr): each watcher printed its own KeyboardInterrupt traceback over the command's one line. So the
+    processes started during the runs get a temporary file as their stderr (fd 2), while this process keeps
+    writing to the terminal through `sys.stderr`. What landed in the file is shown after the runs, unless
+    they were interrupted: then it holds only the helpers' tracebacks."""
+    try:
+        if sys.stderr.fileno() != 2:
+            raise ValueError
+    except (AttributeError, OSError, ValueError):  # not the process's own stderr (a test's capture): as it is
+        yield
+        return
+    original = sys.stderr
+    original.flush()
+    terminal = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        aside = sys.stderr = open(terminal, "w", buffering=1, encoding=original.encoding, errors=original.errors,
+                                  closefd=False)
+        interrupted = False
+        try:
+            yield
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            aside.close()  # flushes; the descriptor stays open (closefd=False) until put back below
+            sys.stderr = original
+            os.dup2(terminal, 2)
+            os.close(terminal)
+            if not interrupted:
+                held.seek(0)
+                sys.stderr.write(held.read().decode(errors="replace"))
+                sys.stderr.flush()
 
 
 def _failed_calls_verdict(config: DriftlabConfig, spends: list[dict[str, int]]) -> int:
@@ -208,13 +252,18 @@ def cmd_generate_world(args: argparse.Namespace) -> int:
     text = dump_world(scale_world(world, args.copies, args.seed))
     generated = parse_world(text, str(args.out))  # the same validation as a hand-written file, before writing
     out = Path(args.out)
+    if out.is_dir():
+        raise ValueError(f"{out} is a folder: --out names the world file to write (e.g. {out / 'world.yaml'})")
+    tmp = out.with_name(out.name + ".tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     except OSError as e:
-        raise ValueError(f"{out}: cannot write the world file ({e.strerror or e}); pick a writable --out") from None
+        what = "the disk is full" if e.errno == errno.ENOSPC else e.strerror or str(e)
+        raise ValueError(f"{out}: cannot write the world file ({what}); pick a writable --out") from None
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failure, no stray .tmp beside the file asked for
     print(f"{out}: world {generated.id} (version {generated.version}), {generated.page_count} pages "
           f"({args.copies} x {world.page_count}), {len(generated.checkpoints) - 1} events, "
           f"{len(generated.question_ids)} questions; run it with `driftlab run --world {out}`")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import dagster as dg
+import duckdb
 
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.errors import UserError
@@ -115,12 +116,21 @@ def execute_job(job: dg.JobDefinition, instance: dg.DagsterInstance, run_config:
         return job.execute_in_process(instance=instance, run_config={**_QUIET, **(run_config or {})},
                                       raise_on_error=True, **kwargs)
     except dg.DagsterExecutionStepExecutionError as e:
+        if _interrupted(e.user_exception):
+            raise KeyboardInterrupt from None  # Ctrl-C landed in a DuckDB query, which reports it as its own error
         if e.user_exception is not None:
             raise e.user_exception from None
         raise
     except dg.DagsterExecutionInterruptedError:
         # Dagster turned Ctrl-C into this at a safe point; the step in progress rolled its transaction back.
         raise KeyboardInterrupt from None
+
+
+def _interrupted(error: BaseException | None) -> bool:
+    """DuckDB, interrupted by Ctrl-C in a query, raises `RuntimeError: Query interrupted` (or its own
+    InterruptException) rather than KeyboardInterrupt."""
+    return (isinstance(error, (KeyboardInterrupt, duckdb.InterruptException))
+            or (isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted"))
 
 
 def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:
@@ -138,13 +148,27 @@ def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:
 # Runs that died, and the DuckDB pool.
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command name (which may hold spaces and parentheses): the state is
+    field 0, the start time field 19. Linux only; elsewhere (or for a pid that is gone) an empty list."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def _process_start(pid: int) -> str:
     """The kernel's start time of a process (clock ticks since boot): a pid reused later has another. Read
     from /proc (Linux; the standard library has no portable way); elsewhere "" and the pid alone decides."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
+    fields = _stat_fields(pid)
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _is_zombie(pid: int) -> bool:
+    """A process killed (kill -9) but not yet reaped by its parent still answers kill(pid, 0): its state
+    Z (zombie) or X (dead) says it runs nothing and holds nothing."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def process_tags() -> dict[str, str]:
@@ -161,6 +185,8 @@ def _process_gone(tags: dict[str, str]) -> bool:
         return True
     except PermissionError:
         return False
+    if _is_zombie(pid):
+        return True
     return bool(tags.get(START_TAG)) and _process_start(pid) != tags[START_TAG]
 
 
@@ -189,15 +215,16 @@ def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:
 
 
 def prepare_instance(instance: dg.DagsterInstance, pool_wait: float, echo: Callable[[str], None]) -> None:
-    """Free what dead runs hold; then wait, at most `pool_wait` seconds, for live runs holding the pool."""
-    for run_id in free_dead_runs(instance):
-        echo(f"run {run_id[:8]} had died without finishing: marked failed, its DuckDB pool slot freed")
+    """Free what dead runs hold; then wait, at most `pool_wait` seconds, for live runs holding the pool,
+    looking again while waiting: a holder killed a moment ago may only now show as gone."""
     storage = instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return
     deadline = time.monotonic() + pool_wait
     told = False
     while True:
+        for run_id in free_dead_runs(instance):
+            echo(f"run {run_id[:8]} had died without finishing: marked failed, its DuckDB pool slot freed")
+        if not storage.supports_global_concurrency_limits:
+            return
         info = storage.get_concurrency_info(POOL)
         if info.limit is None or len(info.claimed_slots) < info.limit:
             return

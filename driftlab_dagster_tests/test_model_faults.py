@@ -1,6 +1,7 @@
 """Faults of the model server are outcomes, never poison: the headless command against a loopback server
-that misbehaves on purpose (poisoned, truncated, HTML, empty, huge, slow, 500 and dropped replies). After
-each, the run ends with a clear line, the call cache holds no unusable reply, and a rerun against a
+that misbehaves on purpose (poisoned, truncated, HTML, empty, huge, slow, 500 and dropped replies; embeddings
+of different lengths or HTTP 500 through both APIs; HTML for its list of models). After each, the run ends with a
+clear line, the call cache holds no unusable reply, and a rerun against a
 healthy server completes. The command runs in this process (its `main`, as the console script calls it),
 with the real `openai` client, a real Dagster run and a real DuckDB file; one test runs it as a separate
 process, for the exit code a shell sees."""
@@ -166,3 +167,54 @@ def test_as_a_separate_process_a_failing_server_exits_2_with_one_line(ontology, 
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "reply nested more than 16 deep" in done.stderr
     assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") == 0
+
+
+@pytest.mark.parametrize("api", ["openai", "ollama"])
+@pytest.mark.parametrize("mode, complaint", [
+    ("embed_ragged", "embeddings of different lengths"),
+    ("embed_error500", "HTTP 500"),
+])
+def test_embeddings_that_fail_stop_the_run_in_one_line_naming_the_server_and_the_model(ontology, tmp_path, api, mode,
+                                                                                     complaint, run_command):
+    """Issue 21, items 1-3: `ReplyInvalid: embeddings of different lengths` and `ModelCallFailed ... (after 3
+    attempts)` escaped from the `answers` asset as tracebacks (retrieval cannot go on without embeddings)."""
+    from driftlab_dagster_tests.support.fake_server import EMBED_MODEL
+
+    with FakeModelServer(ontology, mode) as server:
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex", "--reader",
+                           "deterministic", "--retrieval", "embed", "--api", api, "--embed-model", EMBED_MODEL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"embeddings from {api} server {server.url} (embedding model '{EMBED_MODEL}') failed" in done.stderr
+    assert complaint in done.stderr and "--embed-model" in done.stderr
+
+    with FakeModelServer(ontology, "healthy") as healthy:  # the same run against a healthy server completes
+        rerun = run_command(healthy.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex", "--reader",
+                            "deterministic", "--retrieval", "embed", "--api", api, "--embed-model", EMBED_MODEL)
+    assert rerun.returncode == 0, rerun.stderr
+
+
+def test_a_server_that_answers_html_for_its_list_of_models_is_named_as_not_openai_compatible(ontology, tmp_path,
+                                                                                            run_command):
+    """Issue 21, item 15: it said "unreadable reply (AttributeError: 'str' object has no attribute
+    '_set_private_attributes')"."""
+    with FakeModelServer(ontology, "html_models") as server:
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"the server at {server.url} answered {server.url}/v1/models with HTML" in done.stderr
+    assert "is it an OpenAI-compatible server?" in done.stderr and "AttributeError" not in done.stderr
+
+
+def test_a_call_that_keeps_the_run_waiting_is_said_without_progress(ontology, tmp_path, run_command, monkeypatch):
+    """Issue 21, item 19: a server answering every call after 30 s kept the run silent for minutes without
+    --progress. Here the first replies take 0.9 s and the notice threshold is lowered to 0.3 s."""
+    from driftlab_dagster.core import progress
+
+    monkeypatch.setattr(progress, "WAIT_NOTICE_SECONDS", 0.3)
+    with FakeModelServer(ontology, "sluggish", delay=0.9) as server:
+        done = run_command(server.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex")
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stderr.splitlines() if line.startswith("still waiting for ")]
+    assert notices and notices[0].startswith(f"still waiting for {server.url} (model fake-model), call 1, ")
+    assert notices[0].endswith(" s") and len(notices) <= 2 * 3 + 2  # each slow call said at 0.3 s and 0.6 s
+    assert "Traceback" not in done.stderr

@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,8 @@ class CachedClient:
     new_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Replies fetched ahead by `prefetch`, by key, each taken once by `chat_json` in the caller's order.
     prefetched: dict[str, ChatReply | ModelCallFailed] = field(default_factory=dict)
+    embed_length: int = 0  # the length of every embedding of this session, once one came back
+    waiting: Callable[[str], AbstractContextManager[None]] | None = None  # says what a slow call waits for
 
     @property
     def model(self) -> str:
@@ -156,7 +159,10 @@ class CachedClient:
         ahead = self.prefetched.pop(key, None)
         if isinstance(ahead, ModelCallFailed):
             raise ahead
-        return ahead or self.inner.chat_json(system, user, schema, max_tokens)
+        if ahead is not None:
+            return ahead
+        with self._waiting(f"call {self.spend.calls}"):
+            return self.inner.chat_json(system, user, schema, max_tokens)
 
     def prefetch(self, calls: list[tuple[str, str, dict | None, int | None]], concurrency: int) -> None:
         """Ask the server, `concurrency` at a time, for the replies to `calls` (system, user, schema,
@@ -177,26 +183,46 @@ class CachedClient:
             except ModelCallFailed as e:
                 return e
 
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="model-call") as pool:
+        with (self._waiting(f"{len(wanted)} calls, {concurrency} in flight"),
+              ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="model-call") as pool):
             for key, result in zip(wanted, pool.map(ask, wanted.values())):
                 self.prefetched[key] = result
 
     def embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for `texts`, from the cache or the server, all of one length. Retrieval cannot go on
+        without them, so a failed embeddings call (after its retries) stops the run in one line that names
+        the server and the embedding model, rather than being recorded as an outcome."""
         keys = [call_key(self.inner.embed_model, "embed", t, None) for t in texts]
         missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.entries))
         if missing:
             try:
-                vectors = self.inner.embed([t for _, t in missing])
+                with self._waiting(f"embeddings of {len(missing)} texts", self.inner.embed_model):
+                    vectors = self.inner.embed([t for _, t in missing])
             except ModelCallFailed as e:
                 self.spend.failed += 1
-                self._failed(e)
-                raise
+                raise self._embeddings_failed(str(e)) from None
             self.failure_streak = 0
             for (k, _), v in zip(missing, vectors):
                 entry = CacheEntry(k, "embed", self.inner.embed_model, json.dumps(v), 0, 0, 0.0)
                 self.entries[k] = entry
                 self.new_entries.append(entry)
-        return [json.loads(self.entries[k].content) for k in keys]
+        out = [json.loads(self.entries[k].content) for k in keys]
+        lengths = sorted({len(v) for v in out} | ({self.embed_length} if self.embed_length else set()))
+        if len(lengths) > 1:  # within one reply, or against earlier ones (a query against the pages' matrix)
+            raise self._embeddings_failed(f"embeddings of different lengths ({', '.join(map(str, lengths))})")
+        self.embed_length = self.embed_length or (lengths[0] if lengths else 0)
+        return out
+
+    def _waiting(self, call: str, model: str | None = None) -> AbstractContextManager[None]:
+        """What a slow call waits for, said while it waits (`waiting`, the progress object's)."""
+        what = f"{redact(self.inner.url)} (model {model or self.inner.model}), {call}"
+        return self.waiting(what) if self.waiting else nullcontext()
+
+    def _embeddings_failed(self, what: str) -> ModelServerDown:
+        return ModelServerDown(
+            f"embeddings from {self.inner.api} server {redact(self.inner.url)} (embedding model "
+            f"{self.inner.embed_model!r}) failed: {what}; --retrieval embed needs a server that serves that model "
+            "(pass --embed-model with one it serves, or --url), or use --retrieval bm25")
 
     def check(self) -> None:
         self.inner.check()

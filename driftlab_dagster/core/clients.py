@@ -18,6 +18,7 @@ Every call is explicit about timeout, seed and temperature 0. Faults are outcome
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import re
@@ -240,15 +241,31 @@ class OpenAICompatibleClient:
 
     def check(self) -> None:
         try:
-            models = self._once(self._client.models.list)
-            names = {m.id for m in models.data}
+            # The raw reply, read here: the client library, given HTML, fails deep inside its own parser
+            # ("'str' object has no attribute '_set_private_attributes'").
+            raw = self._once(self._client.models.with_raw_response.list)
         except ModelCallFailed as e:
             raise ModelServerDown(server_down_message(self.api, self.url, str(e))) from None
-        except Exception as e:  # noqa: BLE001 - a /v1/models answer we cannot read is a server we cannot use
-            raise ModelServerDown(server_down_message(self.api, self.url, f"unreadable /v1/models: {e}")) from None
+        names = self._model_ids(str(raw.url), raw.text)
         if names and self.model not in names:
             raise ModelServerDown(f"the server at {redact(self.url)} serves {', '.join(sorted(names))}, not "
                                   f"{self.model!r}: pass --model with one of those ids")
+
+    def _model_ids(self, where: str, body: str) -> set[str]:
+        """The model ids a /v1/models reply lists; a reply that is not such a list is a server to name."""
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            kind = "HTML" if body.lstrip()[:1] == "<" else "text that is not JSON"
+            raise ModelServerDown(f"the server at {redact(self.url)} answered {redact(where)} with {kind}: is it an "
+                                  "OpenAI-compatible server? Pass --url of one (e.g. http://127.0.0.1:8080; /v1 is "
+                                  "added), or --api ollama for Ollama") from None
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list):
+            raise ModelServerDown(f"the server at {redact(self.url)} answered {redact(where)} with JSON that lists no "
+                                  "models (no `data` list): is it an OpenAI-compatible server? Pass --url of one, or "
+                                  "--api ollama for Ollama")
+        return {m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)}
 
     def _format(self, kind: str, schema: dict | None) -> dict | None:
         if schema is None or kind == "none":

@@ -25,6 +25,7 @@ import yaml
 from .world import World
 from .world.templated import TemplatedWorld
 from .world.templated_spec import MAX_PAGES, ConditionalPart, FactPart, WorldSpec
+from .world.yaml_guard import MAX_YAML_NODES
 
 _LETTERS = string.ascii_lowercase
 
@@ -111,10 +112,38 @@ def scale_world(world: TemplatedWorld, copies: int, seed: int = 0) -> dict[str, 
         raise not_templated(world)
     if copies < 1:
         raise CannotScale(f"--copies must be at least 1 (1 gives the source world back), not {copies}")
-    total = copies * len(world.spec.pages)
-    if total > MAX_PAGES:
-        raise CannotScale(f"{copies} copies of {len(world.spec.pages)} pages make {total:,} pages, more than "
-                          f"{MAX_PAGES:,} (MAX_PAGES); ask for at most {MAX_PAGES // len(world.spec.pages):,} copies")
+    limit, why = max_copies(world)
+    if copies > limit:
+        raise CannotScale(f"{copies:,} copies of {len(world.spec.pages)} pages would make a world file with {why}; "
+                          f"ask for at most {limit:,} copies")
+    return _with_copies(world, copies, seed)
+
+
+def max_copies(world: TemplatedWorld) -> tuple[int, str]:
+    """The most copies a world file may hold, and what too many would break: MAX_PAGES pages, or the
+    loader's MAX_YAML_NODES values (a copy's count of values does not depend on its names)."""
+    pages = len(world.spec.pages)
+    by_pages = MAX_PAGES // pages
+    source = _yaml_values(world.spec.model_dump(mode="json", exclude_defaults=False))
+    per_copy = _yaml_values(_with_copies(world, 2, 0)["pages"][pages:]) - 1  # less the list around it
+    by_values = 1 + (MAX_YAML_NODES - source) // max(per_copy, 1)
+    if by_values < by_pages:
+        return by_values, (f"more than {MAX_YAML_NODES:,} YAML values (MAX_YAML_NODES; the source holds {source:,}, "
+                           f"each copy {per_copy:,})")
+    return by_pages, f"more than {MAX_PAGES:,} pages (MAX_PAGES)"
+
+
+def _yaml_values(data: Any) -> int:
+    """How many YAML values `data` is written as, counted as the loader counts them (yaml_guard): every
+    scalar, mapping and sequence, mapping keys included."""
+    if isinstance(data, dict):
+        return 1 + sum(1 + _yaml_values(v) for v in data.values())
+    if isinstance(data, list):
+        return 1 + sum(_yaml_values(v) for v in data)
+    return 1
+
+
+def _with_copies(world: TemplatedWorld, copies: int, seed: int) -> dict[str, Any]:
     data = world.spec.model_dump(mode="json", exclude_defaults=False)
     if copies == 1:
         return data

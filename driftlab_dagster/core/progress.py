@@ -1,23 +1,76 @@
-"""A progress line for long model runs: partitions done, model calls, cache hits, rate and ETA."""
+"""A progress line for long model runs: partitions done, model calls, cache hits, rate and ETA; and, with or
+without it, a line whenever one model call keeps the run waiting long (a slow server is not a hung run)."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from .clients import ChatReply
 
+WAIT_NOTICE_SECONDS = 15.0  # a call that has not answered after this long is said, and again each time as long
+_WATCHER_IDLE_SECONDS = 30.0  # the watcher thread stops after this long without a call in flight
+
 
 class Progress:
-    def __init__(self, stream: TextIO | None = None, enabled: bool = True):
+    def __init__(self, stream: TextIO | None = None, enabled: bool = True, wait_notices: bool = True):
         self.stream = stream or sys.stderr
         self.enabled = enabled
+        self.wait_notices = wait_notices
         self.started = time.monotonic()
         self.calls = self.hits = self.tokens = 0
         self.label, self.done, self.total = "", 0, 0
         self._last = 0.0
+        self._lock = threading.Lock()
+        self._wait: tuple[str, float, float] | None = None  # the call in flight: what, since when, notice every
+        self._watcher: threading.Thread | None = None
+
+    @contextmanager
+    def waiting(self, what: str) -> Iterator[None]:
+        """Around one blocking model call: if it has not answered after WAIT_NOTICE_SECONDS (as set when the
+        call starts), one line says what it waits for, and again after each further such interval. One
+        watcher thread serves every call; it stops after a while without calls."""
+        if not self.wait_notices:
+            yield
+            return
+        with self._lock:
+            self._wait = (what, time.monotonic(), WAIT_NOTICE_SECONDS)
+            if self._watcher is None or not self._watcher.is_alive():
+                self._watcher = threading.Thread(target=self._watch, daemon=True, name="driftlab-wait-notices")
+                self._watcher.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._wait = None
+
+    def _watch(self) -> None:
+        said: tuple[str, float, float] | None = None
+        times, idle_since = 0, time.monotonic()
+        while True:
+            with self._lock:
+                wait = self._wait
+                if wait is None and time.monotonic() - idle_since > _WATCHER_IDLE_SECONDS:
+                    self._watcher = None
+                    return
+            if wait is None:
+                time.sleep(0.25)
+                continue
+            idle_since = time.monotonic()
+            if wait is not said:
+                said, times = wait, 0
+            what, started, every = wait
+            waited = time.monotonic() - started
+            if waited >= every * (times + 1):
+                times += 1
+                self.stream.write(f"{chr(10) if self.enabled else ''}still waiting for {what}, {waited:.0f} s\n")
+                self.stream.flush()
+            time.sleep(min(every / 4, 0.25))
 
     def stage(self, label: str, total: int) -> None:
         self.label, self.done, self.total = label, 0, total

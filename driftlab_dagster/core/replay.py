@@ -29,6 +29,9 @@ class ReplayClient:
     def from_file(cls, path: str | Path, model: str, embed_model: str | None = None) -> ReplayClient:
         """Replies recorded as JSON lines `{"key": <call_key>, "content": <reply text>}` (what
         `write_replay_file` writes from a call cache). A call that was not recorded fails as an outcome."""
+        if not str(path).strip():  # Path("") is the current folder: "cannot read the replay file ." helps nobody
+            raise ModelServerDown("--api replay needs --replay-file (the recorded replies, JSON lines): pass one, or "
+                                  "pick --api ollama / --api openai")
         path = Path(path)
         try:
             lines = path.read_text(encoding="utf-8").splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
@@ -162,15 +163,37 @@ def check_output_dir(path: Path) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as e:
+        if e.errno == errno.ENOSPC:
+            raise ReportFolderError(f"cannot write reports to {path}: the disk is full (No space left on device): "
+                                    "free space on that disk, or pass --out with a folder on another one") from None
         raise ReportFolderError(f"cannot write reports to {path} ({e.strerror or type(e).__name__}): pass --out "
                                 "with a writable directory") from None
 
 
 def write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write a report whole or not at all: readers never see a half-written file, a failure leaves no
+    temporary file, and a folder that cannot take it (a full disk) is one line naming the folder."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)  # readers never see a half-written file
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as e:
+        if e.errno == errno.ENOSPC:
+            raise ReportFolderError(f"cannot write {path.name} to {path.parent}: the disk is full (No space left on "
+                                    "device): free space on that disk, or pass --out with a folder on another one, "
+                                    "and run again") from None
+        raise ReportFolderError(f"cannot write {path.name} to {path.parent} ({e.strerror or type(e).__name__}): "
+                                "pass --out with a writable directory") from None
+    finally:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass  # the folder itself became unusable: the error above says so
     return path
 
 

@@ -76,7 +76,7 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
             raise ValueError("these settings use a model: pass the model client")
         client.check()
         cached = CachedClient(client, dict(cache or {}), on_call=progress.on_call,
-                              known_invalid=set(known_invalid or ()))
+                              known_invalid=set(known_invalid or ()), waiting=progress.waiting)
     ontology = world.ontology
     model = cast(CachedClient, cached)  # set whenever the extractor or the reader is the model (uses_model)
     extractor: Extractor = (ModelExtractor(ontology, model, settings.prompt,

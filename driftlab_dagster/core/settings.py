@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .prompts import DEFAULT_EXTRACTION_PROMPT, DEFAULT_READER_PROMPT, EXTRACTION_PROMPTS, READER_PROMPTS
 
@@ -53,6 +53,14 @@ class StudySettings(BaseModel):
         if value not in READER_PROMPTS:
             raise ValueError(f"unknown reader prompt {value!r}: use one of {', '.join(READER_PROMPTS)}")
         return value
+
+    @model_validator(mode="after")
+    def _replay_needs_a_file(self) -> StudySettings:
+        # Without it the replay client would read the path "" (the current folder): say what is missing.
+        if self.api == "replay" and self.uses_model and not (self.replay_file or "").strip():
+            raise ValueError("--api replay needs --replay-file (the recorded replies, JSON lines; `replay_file` in "
+                             "the settings file): pass one, or pick --api ollama / --api openai")
+        return self
 
     @property
     def uses_model(self) -> bool:

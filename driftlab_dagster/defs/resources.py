@@ -27,6 +27,7 @@ from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.warehouse import (
     connect,
+    disk_full_in_one_line,
     ensure_schema,
     load_call_cache,
     load_call_failures,
@@ -37,8 +38,9 @@ from driftlab_dagster.defs.context import StudyContext
 
 
 class WarehouseResource(DuckDBResource):
-    """The study's DuckDB file. Unlike the stock resource, a lock or a missing directory fails within
-    `lock_timeout_seconds` with one line that says what to do, and the connection is always closed."""
+    """The study's DuckDB file. Unlike the stock resource, a lock, a missing directory, a file that is not
+    DuckDB's or a full disk fails with one line that says what to do (a lock within `lock_timeout_seconds`),
+    DuckDB loads no extension on its own, and the connection is always closed."""
 
     lock_timeout_seconds: float = Field(
         default=10.0, description="How long to wait for another process to release the file before failing."
@@ -46,12 +48,13 @@ class WarehouseResource(DuckDBResource):
 
     @contextmanager
     def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        conn = connect(self.database, self.lock_timeout_seconds, self.connection_config)
-        try:
-            ensure_schema(conn)
-            yield conn
-        finally:
-            conn.close()
+        with disk_full_in_one_line(self.database):
+            conn = connect(self.database, self.lock_timeout_seconds, self.connection_config)
+            try:
+                ensure_schema(conn)
+                yield conn
+            finally:
+                conn.close()
 
 
 class ModelResource(dg.ConfigurableResource):

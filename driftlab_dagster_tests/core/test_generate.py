@@ -12,6 +12,7 @@ import pytest
 
 from driftlab_dagster.core.generate import CannotScale, dump_world, scale_world
 from driftlab_dagster.core.study import run_study
+from driftlab_dagster.core.world import WorldFileError, yaml_guard
 from driftlab_dagster.core.world.loader import load_world, parse_world
 from driftlab_dagster.core.world.templated_spec import MAX_PAGES
 from driftlab_dagster.fixture_repo import build_handbook
@@ -75,11 +76,53 @@ def test_the_same_seed_gives_the_same_bytes_and_another_seed_other_names():
 
 def test_worlds_that_cannot_be_scaled_say_why(tmp_path):
     source = load_world(DATA_DIR / "worlds" / "tessaly_freight.yaml")
-    with pytest.raises(CannotScale, match="MAX_PAGES"):
+    with pytest.raises(CannotScale, match="MAX_PAGES|MAX_YAML_NODES"):
         scale_world(source, copies=MAX_PAGES // source.page_count + 1)
     handbook = build_handbook(tmp_path)
     with pytest.raises(CannotScale, match="only a templated world can be scaled"):
         scale_world(load_world(handbook.world), copies=2)
+
+
+@pytest.mark.parametrize("values", [20_000, yaml_guard.MAX_YAML_NODES])
+def test_the_advised_number_of_copies_is_the_real_limit(monkeypatch, values):
+    """Issue 21, item 20: --copies 1700 was refused for too many YAML values after the advice "ask for at
+    most 2,500 copies" (MAX_PAGES alone). With the loader's limit lowered so that it binds first, the advised
+    number loads and one more is refused, by the generator and by the loader alike."""
+    from driftlab_dagster.core import generate
+
+    monkeypatch.setattr(yaml_guard, "MAX_YAML_NODES", values)
+    monkeypatch.setattr(generate, "MAX_YAML_NODES", values)
+    source = load_world(DATA_DIR / "worlds" / "tessaly_freight.yaml")
+    limit, why = generate.max_copies(source)
+    assert limit < MAX_PAGES // source.page_count and "MAX_YAML_NODES" in why
+    with pytest.raises(CannotScale, match=f"ask for at most {limit:,} copies"):
+        scale_world(source, copies=limit + 1)
+    if values < yaml_guard.MAX_YAML_NODES:  # the real limit's files take a while to parse: checked small
+        assert parse_world(dump_world(scale_world(source, copies=limit)), "ok.yaml").page_count == \
+            limit * source.page_count
+        with pytest.raises(WorldFileError, match="MAX_YAML_NODES"):
+            parse_world(dump_world(generate._with_copies(source, limit + 1, 0)), "too-big.yaml")
+
+
+def test_generate_world_into_a_folder_or_a_full_disk_is_one_line_and_leaves_no_tmp(tmp_path, capsys, monkeypatch):
+    """Issue 21, item 20: `--out <an existing folder>` left `<folder>.tmp` behind. /dev/full stands in for a
+    full disk: the temporary file is a link to it, so writing it fails with ENOSPC for real."""
+    from driftlab_dagster import cli
+
+    monkeypatch.setattr(cli, "pace_for_batch", lambda: None)
+    source = str(DATA_DIR / "worlds" / "tessaly_freight.yaml")
+    folder = tmp_path / "worlds"
+    folder.mkdir()
+    assert cli.main(["generate-world", source, "--copies", "2", "--out", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{folder} is a folder: --out names the world file" in err
+    full = tmp_path / "big.yaml"
+    if os.path.exists("/dev/full"):
+        (tmp_path / "big.yaml.tmp").symlink_to("/dev/full")
+        assert cli.main(["generate-world", source, "--copies", "2", "--out", str(full)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "cannot write the world file (the disk is full)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["worlds"]
 
 
 @pytest.mark.system  # starts the command, or a second process holding the file

@@ -1,6 +1,11 @@
-"""The report's plots: PNG bytes drawn from the numbers given, the same bytes for the same numbers."""
+"""The report's plots: PNG bytes drawn from the numbers given, the same bytes for the same numbers; report
+files written whole or not at all, and a folder that cannot take them is one line naming it."""
 
-from driftlab_dagster.core.reports import cost_curve_plot, cost_plot
+import os
+
+import pytest
+
+from driftlab_dagster.core.reports import ReportFolderError, cost_curve_plot, cost_plot, write_bytes, write_text
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -29,3 +34,22 @@ def test_cost_plot_draws_one_line_per_approach_per_event():
     assert png.startswith(PNG)
     assert cost_plot(list(reversed(costs))) == png  # drawn in event order whatever the row order
     assert cost_plot([{**c, "docs": c["docs"] + 1} for c in costs]) != png
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_disk_under_the_report_folder_is_one_line_naming_the_folder(tmp_path):
+    """Issue 21, item 5: `OSError: [Errno 28]` escaped from the report writer as a traceback. The temporary
+    file is a link to /dev/full, where every write fails with ENOSPC: a real full disk, for one file."""
+    folder = tmp_path / "tessaly_freight"
+    folder.mkdir()
+    (folder / "results.csv").write_text("the previous run's rows\n")
+    for name, write in [("results.csv", lambda p: write_text(p, "scenario,design\n")),
+                        ("accuracy.png", lambda p: write_bytes(p, PNG))]:
+        (folder / f"{name}.tmp").symlink_to("/dev/full")
+        with pytest.raises(ReportFolderError) as info:
+            write(folder / name)
+        message = str(info.value)
+        assert message.startswith(f"cannot write {name} to {folder}: the disk is full") and "--out" in message
+        assert "\n" not in message
+    assert sorted(p.name for p in folder.iterdir()) == ["results.csv"]  # no temporary file left behind
+    assert (folder / "results.csv").read_text() == "the previous run's rows\n"  # the old report is whole

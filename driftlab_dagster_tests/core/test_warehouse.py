@@ -4,6 +4,7 @@ directory or a file another process holds."""
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import subprocess
 import sys
 import textwrap
@@ -28,6 +29,7 @@ from driftlab_dagster.core.warehouse import (
     Slice,
     WarehouseError,
     connect,
+    disk_full_in_one_line,
     ensure_schema,
     prune_world,
     replace_slice,
@@ -139,6 +141,67 @@ def test_a_missing_directory_is_one_clear_line(tmp_path: Path):
     assert "does not exist" in str(info.value) and "mkdir -p" in str(info.value)
     assert "\n" not in str(info.value)
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_sqlite_file_or_another_file_is_named_for_what_it_is_and_nothing_is_downloaded(tmp_path: Path):
+    """Issue 21, item 16: a SQLite file made DuckDB try to download its sqlite extension, and the message
+    never said the file was SQLite."""
+    import sqlite3
+
+    lite = tmp_path / "notes.db"
+    with sqlite3.connect(lite) as made:
+        made.execute("CREATE TABLE t (x)")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "empty.duckdb").write_bytes(b"")
+    for name, what in [("notes.db", "a SQLite database"), ("notes.txt", "a text file"),
+                       ("empty.duckdb", "an empty file")]:
+        with pytest.raises(WarehouseError) as info:
+            connect(str(tmp_path / name))
+        message = str(info.value)
+        assert f"{tmp_path / name} is {what}, not a DuckDB database" in message and "--database" in message
+        assert "\n" not in message
+    assert lite.read_bytes().startswith(b"SQLite format 3\x00")  # left as it was
+    conn = connect(str(tmp_path / "new.duckdb"))  # a new file, then the same file again, open as before
+    conn.close()
+    conn = connect(str(tmp_path / "new.duckdb"))
+    settings = dict(conn.execute("SELECT name, value FROM duckdb_settings() WHERE name IN "
+                                 "('autoinstall_known_extensions', 'autoload_known_extensions')").fetchall())
+    assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+    conn.close()
+
+
+class _CommitOnAFullDisk:
+    """A connection whose COMMIT meets a full disk, failing as DuckDB reports it (a real full disk cannot
+    be made in a test; docs/dagster.md says how to check it by hand)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection):
+        self.conn = conn
+
+    def execute(self, sql: str, *args):  # type: ignore[no-untyped-def]
+        if sql == "COMMIT":
+            raise duckdb.TransactionException(
+                'TransactionContext Error: Failed to commit: Could not write file "/data/driftlab.duckdb.wal": '
+                "No space left on device")
+        return self.conn.execute(sql, *args)
+
+
+def test_a_full_disk_under_the_duckdb_file_is_one_line_naming_the_file(tmp_path: Path):
+    """Issue 21, item 4: `TransactionException ... No space left on device` came out as an 87-line traceback."""
+    path = str(tmp_path / "w.duckdb")
+    conn = connect(path)
+    ensure_schema(conn)
+    with pytest.raises(WarehouseError) as info:
+        with disk_full_in_one_line(path), transaction(_CommitOnAFullDisk(conn)) as full:  # type: ignore[arg-type]
+            replace_slice(full.conn, "entities", _key("Fresh"), _entities([("Fresh", "2026-09-01", 1, "Acme")]))
+    message = str(info.value)
+    assert message.startswith(f"DuckDB file {path}: the disk is full") and "--database" in message
+    assert "\n" not in message
+    with pytest.raises(WarehouseError, match="the disk is full"), disk_full_in_one_line(path):
+        raise duckdb.IOException("IO Error: Could not write to file: [Errno 28]")
+    with pytest.raises(WarehouseError, match="the disk is full"), disk_full_in_one_line(path):
+        raise duckdb.IOException("IO Error: could not write") from OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(duckdb.ConstraintException), disk_full_in_one_line(path):  # other errors pass as they are
+        raise duckdb.ConstraintException("Constraint Error: NOT NULL constraint failed")
 
 
 @pytest.fixture

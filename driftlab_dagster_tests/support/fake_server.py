@@ -3,13 +3,16 @@
 Healthy, it answers like a model that reads perfectly: extraction calls (one sentence) with the facts the
 world's ontology finds in the sentence, reader calls with "unknown". Each fault mode breaks replies the way
 real servers and proxies do: poisoned JSON, truncated JSON, an HTML page with status 200, no choices, a
-10 MB reply, a reply slower than the client's timeout, HTTP 500, a dropped connection. A test double for
+10 MB reply, a reply slower than the client's timeout, HTTP 500, a dropped connection; an HTML page where
+the list of models should be; embeddings (OpenAI's and Ollama's routes) of different lengths, or HTTP 500;
+replies that come, but late. A test double for
 the server, never for the system under test: the real `openai` client, the real study and a real DuckDB
 file run against it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -19,14 +22,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from driftlab_dagster.core.ontology import Ontology
 from driftlab_dagster.model_server import free_port
 
-MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "error500", "dropped", "flaky")
+MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "error500", "dropped", "flaky",
+         "html_models", "embed_ragged", "embed_error500", "sluggish")
+EMBED_MODEL = "fake-embed"
 
 
 class FakeModelServer:
-    def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model", delay: float = 0.0):
+    def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model", delay: float = 1.0,
+                 latency: float = 0.0):
         assert mode in MODES, mode
-        self.ontology, self.mode, self.model = ontology, mode, model
-        self.delay = delay  # seconds every chat reply takes, as a model decoding it would
+        self.ontology, self.mode, self.model, self.delay = ontology, mode, model, delay
+        self.latency = latency  # seconds every chat reply takes, as a model decoding it would
         self.in_flight = 0
         self.most_in_flight = 0  # the most chat calls the server held at once
         self.port = free_port()
@@ -48,7 +54,12 @@ class FakeModelServer:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:  # noqa: N802 - the http.server API
-                if self.path.rstrip("/").endswith("/models"):
+                if server.mode == "html_models":  # a web server where a model server was meant
+                    self._send(200, b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", "text/html")
+                elif self.path == "/api/tags":  # Ollama's list of models
+                    names = (server.model, EMBED_MODEL)
+                    self._send(200, json.dumps({"models": [{"model": n, "name": n} for n in names]}).encode())
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": [{"id": server.model, "object": "model"}]})
                                .encode())
                 else:
@@ -61,6 +72,9 @@ class FakeModelServer:
                     server.chat_requests += 1
                     n = server.chat_requests
                     server.authorizations.add(self.headers.get("Authorization", ""))
+                if self.path.rstrip("/").endswith("/embeddings") or self.path == "/api/embed":
+                    server.embed(self, request)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b"{}")
                     return
@@ -68,7 +82,7 @@ class FakeModelServer:
                     server.in_flight += 1
                     server.most_in_flight = max(server.most_in_flight, server.in_flight)
                 try:
-                    time.sleep(server.delay)
+                    time.sleep(server.latency)
                     server.respond(self, request, n)
                 finally:
                     with server._lock:
@@ -95,6 +109,24 @@ class FakeModelServer:
             return json.dumps({"facts": [t._asdict() for t in self.ontology.parse(user)]})
         return json.dumps({"answer": "unknown", "possibly_stale": False})
 
+    def embed(self, handler, request: dict) -> None:  # type: ignore[no-untyped-def]
+        """OpenAI's /v1/embeddings or Ollama's /api/embed: 8 numbers per text from its hash; broken on purpose
+        in the embed_* modes (every other vector one number short; HTTP 500)."""
+        if self.mode == "embed_error500":
+            handler._send(500, json.dumps({"error": {"message": "embedding model crashed"}}).encode())
+            return
+        texts = request.get("input") or []
+        texts = [texts] if isinstance(texts, str) else texts
+        vectors = [[b / 255 for b in hashlib.sha256(t.encode()).digest()[:8]] for t in texts]
+        if self.mode == "embed_ragged":
+            vectors = [v[: 8 - i % 2] for i, v in enumerate(vectors)]
+        if handler.path == "/api/embed":
+            body: dict = {"model": request.get("model"), "embeddings": vectors}
+        else:
+            body = {"object": "list", "model": request.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]}
+        handler._send(200, json.dumps(body).encode())
+
     def respond(self, handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
         mode = self.mode
         content = self.healthy_content(request)
@@ -118,6 +150,8 @@ class FakeModelServer:
             return
         if mode == "slow" and n % 10 == 1:  # slower than the client's timeout, once in a while
             time.sleep(2.5)
+        if mode == "sluggish" and n <= 2:  # the first replies come, but only after `delay` seconds
+            time.sleep(self.delay)
         choices = [] if mode == "empty" else [{"index": 0, "finish_reason": "stop",
                                                "message": {"role": "assistant", "content": content}}]
         body = {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": self.model, "choices": choices,

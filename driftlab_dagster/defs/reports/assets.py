@@ -51,8 +51,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         summary = reports.summarise(results, world.scenario_names)
         results_path = reports.write_text(report_files.path(world.id, "results.csv"), reports.results_csv(results))
         plot = reports.accuracy_plot(summary, world.scenario_names)
-        plot_path = report_files.path(world.id, "accuracy.png")
-        plot_path.write_bytes(plot)
+        reports.write_bytes(report_files.path(world.id, "accuracy.png"), plot)
         return dg.MaterializeResult(metadata={
             "dagster/row_count": len(summary),
             "answers": len(results),
@@ -78,7 +77,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         path = reports.write_text(report_files.path(world.id, "costs.csv"), reports.costs_csv(costs))
         timings_path = reports.write_text(report_files.path(world.id, "timings.csv"), reports.timings_csv(timings))
         plot = reports.cost_plot(costs)
-        report_files.path(world.id, "costs.png").write_bytes(plot)
+        reports.write_bytes(report_files.path(world.id, "costs.png"), plot)
         return dg.MaterializeResult(metadata={
             "dagster/row_count": len(costs),
             "world_version": world.version,

@@ -1,0 +1,79 @@
+"""The model server's child never outlives it: `driftlab model-server` stopped by SIGTERM (`kill`, a service
+manager), SIGINT (Ctrl-C) or SIGHUP takes the llama-cpp-python server down with it, and a process that starts
+one (a test, a benchmark) does too even when it is killed with SIGKILL.
+
+Real processes: `serve()` in a process of its own, with a stand-in child (a Python that sleeps and says its
+pid) in place of llama-cpp-python's server, which is the only thing that differs from `driftlab model-server`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from driftlab_dagster.project import PROJECT_ROOT
+
+pytestmark = pytest.mark.system
+
+_SERVE = textwrap.dedent("""
+    import sys
+    from driftlab_dagster import model_server
+
+    child = [sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(600)"]
+    model_server.server_args = lambda *args, **kwargs: child  # the stand-in for llama_cpp.server
+    sys.exit(model_server.serve(port=0))
+""")
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or one that has exited and waits only to be reaped (a zombie runs nothing)."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    return state in ("Z", "X")
+
+
+def _wait_gone(pid: int, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL],
+                         ids=lambda s: signal.Signals(s).name)
+def test_the_server_child_stops_with_the_model_server(how):
+    """Issue 21, item 21: after SIGTERM the llama-cpp-python server kept running, holding the port."""
+    if how == signal.SIGKILL and not sys.platform.startswith("linux"):
+        pytest.skip("only Linux has a parent-death signal")
+    server = subprocess.Popen([sys.executable, "-c", _SERVE], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+    child = None
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().startswith("serving ")
+        child = int(server.stdout.readline())
+        assert not _gone(child)
+        server.send_signal(how)
+        server.wait(timeout=30)
+        assert _wait_gone(child), f"the server child {child} outlived model-server after {signal.Signals(how).name}"
+    finally:
+        server.kill()
+        server.wait()
+        if child is not None and not _gone(child):
+            os.kill(child, signal.SIGKILL)
