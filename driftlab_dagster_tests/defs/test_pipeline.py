@@ -246,3 +246,11 @@ def test_the_cost_report_plots_this_worlds_costs_per_event(dagster_study):
     assert cost_plot(costs) == png  # the same costs draw the same bytes
     costs[0]["docs"] = str(int(costs[0]["docs"]) * 10)
     assert cost_plot(costs) != png
+
+
+def test_a_run_says_nothing_about_missing_check_outputs(dagster_study):
+    """Every check evaluation is recorded per partition, so no step may log that it left its checks out."""
+    messages = [entry.user_message or (entry.dagster_event.message if entry.dagster_event else "") or ""
+                for run_id in dagster_study.run_ids for entry in dagster_study.instance.all_logs(run_id)]
+    assert messages, "the runs logged nothing at all"
+    assert [m for m in messages if "did not yield or return expected outputs" in m] == []
