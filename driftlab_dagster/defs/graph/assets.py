@@ -140,7 +140,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             _describe_partition(context, ctx, key, m, findings[key], selected)
         for name in ("extraction_log", "fact_graph", "governed_graph"):
             if ctx.key(name) in selected:
-                yield dg.MaterializeResult(asset_key=ctx.key(name))
+                yield dg.MaterializeResult(asset_key=ctx.key(name), data_version=ctx.graph_version)
         # One evaluation per partition and check, each naming its own partition and the materialisation it
         # checked (just stored above): a run over many partitions reports them as a one-partition run does.
         selected_checks = context.selected_asset_check_keys
