@@ -102,20 +102,6 @@ def cost_table(costs: list[dict], timings: Iterable[dict] | None = None) -> str:
     return "\n".join(lines)
 
 
-def cost_markdown(costs: Iterable[dict], timings: Iterable[dict] | None = None) -> str:
-    ms = _ms_of(timings)
-    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms "
-             "| Graph-only accuracy |",
-             "|---|---|---|---|---|---|---|---|"]
-    for c in sort_costs(costs):
-        star = "*" if c["estimated"] else ""
-        acc = "" if c.get("graph_only_accuracy") is None else f"{100 * c['graph_only_accuracy']:.0f}%"
-        lines.append(f"| {c['approach']} | {c['event']} | {c['docs']} | {c['input_tokens']}{star} | "
-                     f"{c['output_tokens']}{star} | {c['graph_writes']} | "
-                     f"{ms.get((c['approach'], int(c['event'])), '-')} | {acc} |")
-    return "\n".join(lines)
-
-
 def _csv_bool(value: object) -> object:
     # The post's C# writes booleans as True/False; keep that so the files diff cleanly against it.
     return str(value) if isinstance(value, bool) else value
