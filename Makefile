@@ -62,8 +62,12 @@ test-model: $(LLM_STAMP)
 	$(BIN)/python -m pytest -q -m model
 
 ## dev: the Dagster UI on http://127.0.0.1:3000 with the daemon (schedules, queued backfills)
+# `dg dev` (not `dagster dev`, which Dagster 1.13 marks superseded), started from DAGSTER_HOME: from the project
+# root, Dagster would warn that the root's dagster.yaml is not the instance's (it is the copy's source).
+DEV_PORT ?= 3000
 dev: $(STAMP) $(HOME_DIR)/dagster.yaml
-	DAGSTER_HOME=$(HOME_DIR) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	cd $(HOME_DIR) && DAGSTER_HOME=$(HOME_DIR) $(abspath $(BIN))/dg dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 \
+		-p $(DEV_PORT)
 
 ## pg-up: Dagster on a real PostgreSQL in .state/ (Debian's server, 127.0.0.1:5433): the server, its
 ##   dagster.yaml, the webserver on http://127.0.0.1:3001 and the daemon; `make pg-run` runs the study on it

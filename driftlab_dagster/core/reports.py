@@ -95,22 +95,11 @@ def cost_table(costs: list[dict], timings: Iterable[dict] | None = None) -> str:
         lines.append(f"{c['approach']:<31} {c['event']:<6} {c['docs']:<11} {str(c['input_tokens']) + star:<13} "
                      f"{str(c['output_tokens']) + star:<14} {c['graph_writes']:<13} "
                      f"{ms.get((c['approach'], int(c['event'])), '-')}")
+    if timings:
+        lines.append("ms: wall-clock time of the pass in this run; the regex extractor parses each page text once "
+                     "per process, so a pass over pages already parsed takes under 1 ms and shows 0")
     if any(c["estimated"] for c in costs):
         lines.append("* estimated at 4 characters per token, no model was called")
-    return "\n".join(lines)
-
-
-def cost_markdown(costs: Iterable[dict], timings: Iterable[dict] | None = None) -> str:
-    ms = _ms_of(timings)
-    lines = ["| Approach | Event | Pages read | Input tokens | Output tokens | Graph writes | ms "
-             "| Graph-only accuracy |",
-             "|---|---|---|---|---|---|---|---|"]
-    for c in sort_costs(costs):
-        star = "*" if c["estimated"] else ""
-        acc = "" if c.get("graph_only_accuracy") is None else f"{100 * c['graph_only_accuracy']:.0f}%"
-        lines.append(f"| {c['approach']} | {c['event']} | {c['docs']} | {c['input_tokens']}{star} | "
-                     f"{c['output_tokens']}{star} | {c['graph_writes']} | "
-                     f"{ms.get((c['approach'], int(c['event'])), '-')} | {acc} |")
     return "\n".join(lines)
 
 

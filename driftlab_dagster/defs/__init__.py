@@ -19,6 +19,7 @@ from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.evaluation import assets as evaluation
 from driftlab_dagster.defs.graph import assets as graph
 from driftlab_dagster.defs.maintenance import assets as maintenance
+from driftlab_dagster.defs.metadata import with_glossaries
 from driftlab_dagster.defs.pages import assets as pages
 from driftlab_dagster.defs.reports import assets as reports
 from driftlab_dagster.defs.resources import build_resources
@@ -44,8 +45,8 @@ def world_definitions(ctx: StudyContext, config: DriftlabConfig) -> dg.Definitio
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
         warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.Definitions(assets=[a for stage in STAGES for a in stage.build(ctx)],
-                              **automation.build(ctx, config.nightly_cron))
+        assets = with_glossaries([a for stage in STAGES for a in stage.build(ctx)], ctx.settings.uses_model)
+        return dg.Definitions(assets=assets, **automation.build(ctx, config.nightly_cron))
 
 
 def build_definitions(config: DriftlabConfig, progress: Progress | None = None,

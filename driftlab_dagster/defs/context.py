@@ -3,6 +3,7 @@ the extractor and reader that the settings name. One object per world, made by t
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import dagster as dg
@@ -13,6 +14,14 @@ from driftlab_dagster.core.study import stale_graph_scenario
 from driftlab_dagster.core.warehouse import Slice
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.partitions import StudyPartitions, study_partitions
+
+# The pages' code version. A page partition's rows are a pure function of the world file and of how the core
+# renders pages: bump this when the rendering changes, and every page partition shows a new code version.
+PAGES_CODE_VERSION = "1"
+
+
+def _digest(*parts: str) -> dg.DataVersion:
+    return dg.DataVersion(hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16])
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,25 @@ class StudyContext:
     def name(self, what: str) -> str:
         """A name for a job, schedule, sensor or op of this world (unique across worlds)."""
         return f"{self.world.id}__{what}"
+
+    # Data versions. Every partition's rows are a pure function of the world file and of the code that writes
+    # them (the study is deterministic, and model replies come from the call cache), so the version of those
+    # inputs is the version of the rows: a run that rewrites identical rows gives every partition the version
+    # it had, and nothing downstream turns stale; a new world file, a new extractor or a new reader gives a
+    # new one, and what reads it turns stale. Dagster's own version for a run over many partitions would hash
+    # the versions of every upstream partition in the run's range, so the same rows written by a backfill of
+    # one scenario and by `make run` would differ (and a batched step has one version for all its partitions).
+    @property
+    def pages_version(self) -> dg.DataVersion:
+        return _digest("pages", PAGES_CODE_VERSION, self.world.version)
+
+    @property
+    def graph_version(self) -> dg.DataVersion:
+        return _digest("graph", self.pages_version.value, self.extractor_id)
+
+    @property
+    def answers_version(self) -> dg.DataVersion:
+        return _digest("answers", self.graph_version.value, self.reader_id)
 
     def slice(self, partition_key: str) -> Slice:
         scenario, day = self.partitions.scenario_and_day(partition_key)

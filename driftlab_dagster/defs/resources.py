@@ -58,17 +58,27 @@ class WarehouseResource(DuckDBResource):
 
 
 class ModelResource(dg.ConfigurableResource):
-    """A chat and embedding model, as the study settings name it. Subclasses say how it is reached."""
-
-    model: str = Field(description="Chat model id as the server names it.")
-    embed_model: str = Field(description="Embedding model id.")
-    timeout: float = Field(default=300.0, description="Seconds one call may take.")
+    """The model the study's steps call, as the study settings name it. Subclasses say how it is reached."""
 
     def client(self) -> ModelClient:
         raise NotImplementedError
 
 
-class OllamaResource(ModelResource):
+class NoModelResource(ModelResource):
+    """No model: the settings use the regex extractor and the deterministic reader with BM25, so no step
+    calls one (the launchpad offers nothing to configure here). Set `extractor`, `reader` or `retrieval` in
+    driftlab.yaml to use a model."""
+
+
+class ServedModelResource(ModelResource):
+    """A chat and embedding model on a server (or recorded replies of one)."""
+
+    model: str = Field(description="Chat model id as the server names it.")
+    embed_model: str = Field(description="Embedding model id.")
+    timeout: float = Field(default=300.0, description="Seconds one call may take.")
+
+
+class OllamaResource(ServedModelResource):
     """Ollama's native API through the official `ollama` client."""
 
     url: str | None = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
@@ -78,7 +88,7 @@ class OllamaResource(ModelResource):
         return OllamaClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
 
 
-class OpenAICompatibleResource(ModelResource):
+class OpenAICompatibleResource(ServedModelResource):
     """An OpenAI-compatible server: LM Studio, llama.cpp's llama-server, vLLM, llama-cpp-python."""
 
     url: str | None = Field(default=None, description="Server URL (default http://127.0.0.1:1234).")
@@ -88,7 +98,7 @@ class OpenAICompatibleResource(ModelResource):
         return OpenAICompatibleClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
 
 
-class ReplayResource(ModelResource):
+class ReplayResource(ServedModelResource):
     """Recorded replies instead of a server: a call that was not recorded fails as an outcome."""
 
     replay_file: str = Field(description="JSON lines of {key, content}, as `write_replay_file` records them.")
@@ -108,6 +118,8 @@ class ReportsResource(dg.ConfigurableResource):
 
 def model_resource(config: DriftlabConfig) -> ModelResource:
     study = config.study
+    if not study.uses_model:
+        return NoModelResource()
     common: dict[str, Any] = {"model": study.model, "embed_model": study.embed_model, "timeout": study.timeout}
     # Keys are bound, not read: resolved when a run starts, never in the definitions, a log or DuckDB.
     if study.api == "ollama":

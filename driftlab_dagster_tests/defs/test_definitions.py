@@ -106,3 +106,15 @@ def test_workspace_yaml_and_pyproject_name_the_same_code_location():
     assert module == pyproject["tool"]["dg"]["project"]["root_module"] + ".definitions"
     assert workspace["load_from"][0]["python_module"]["location_name"] == \
         pyproject["tool"]["dg"]["project"]["code_location_name"]
+
+
+def _model_config_fields(config: DriftlabConfig) -> set[str]:
+    """What the repair job's launchpad offers to configure for the model resource."""
+    job = build_definitions(config).resolve_job_def("tessaly_freight__repair_graph")
+    model = job.run_config_schema.config_type.fields["resources"].config_type.fields["model"].config_type
+    return set(model.fields["config"].config_type.fields)
+
+
+def test_the_launchpad_offers_a_model_only_when_the_settings_use_one():
+    assert _model_config_fields(DriftlabConfig()) == set()  # regex extractor, deterministic reader, BM25
+    assert {"model", "url"} <= _model_config_fields(DriftlabConfig().override(study={"extractor": "model"}))

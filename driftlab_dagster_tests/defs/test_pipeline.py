@@ -246,3 +246,53 @@ def test_the_cost_report_plots_this_worlds_costs_per_event(dagster_study):
     assert cost_plot(costs) == png  # the same costs draw the same bytes
     costs[0]["docs"] = str(int(costs[0]["docs"]) * 10)
     assert cost_plot(costs) != png
+
+
+def test_a_run_says_nothing_about_missing_check_outputs(dagster_study):
+    """Every check evaluation is recorded per partition, so no step may log that it left its checks out."""
+    messages = [entry.user_message or (entry.dagster_event.message if entry.dagster_event else "") or ""
+                for run_id in dagster_study.run_ids for entry in dagster_study.instance.all_logs(run_id)]
+    assert messages, "the runs logged nothing at all"
+    assert [m for m in messages if "did not yield or return expected outputs" in m] == []
+
+
+def test_every_metadata_key_a_run_shows_is_described_on_its_asset_or_check(dagster_study):
+    """The UI shows an asset's description above its metadata: each key a run emitted must be explained there
+    (and each check evaluation's keys in the check's description)."""
+    graph = build_definitions(dagster_study.config).resolve_asset_graph()
+    undescribed = []
+    for key in graph.get_all_asset_keys():
+        description = graph.get(key).description or ""
+        records = dagster_study.instance.fetch_materializations(key, limit=1000).records
+        assert records, f"{key.to_user_string()} was never materialised: the test would check nothing"
+        emitted = {k for r in records for k in r.asset_materialization.metadata}
+        undescribed += [f"{key.to_user_string()}: {k}" for k in sorted(emitted) if f"`{k}`:" not in description]
+    evaluations = _check_evaluations(dagster_study.instance, dagster_study.run_ids)
+    assert evaluations
+    for (name, _), evaluation in evaluations.items():
+        description = graph.get_check_spec(dg.AssetCheckKey(evaluation.asset_key, name)).description or ""
+        undescribed += [f"check {name}: {k}" for k in evaluation.metadata if f"`{k}`" not in description]
+    assert undescribed == []
+
+
+def test_replayed_from_says_how_each_partitions_graph_came_to_be(dagster_study):
+    graph = _latest(dagster_study.instance, "fact_graph")
+    said = {k: m.metadata["replayed_from"].value for k, m in graph.items()}
+    assert said["2026-09-01|Fresh"] == "2026-09-01: the initial extraction (this day)"
+    assert said["2026-09-22|Fresh"] == ("2026-09-01 (the initial extraction), then 3 events, each maintained by "
+                                        "patch changed pages")
+    assert said["2026-09-29|StaleGraph"] == ("2026-09-01 (the initial extraction), then 4 events, none of them "
+                                             "maintained")
+    # Only the first day's graphs are the initial extraction and nothing more.
+    assert {k for k, v in said.items() if v.endswith("(this day)")} == {k for k in said if k.startswith("2026-09-01")}
+
+
+def test_the_cost_tables_in_the_ui_show_no_placeholder_event_and_explain_their_milliseconds(dagster_study):
+    repair = _latest(dagster_study.instance, "graph_repair")[None].metadata["costs"].value
+    header = repair.splitlines()[0]
+    assert "Event" not in header and "ms" not in header.split(" | ") and "99" not in repair
+    day = _latest(dagster_study.instance, "maintenance_costs")["2026-09-08"].metadata["costs"].value
+    assert "ms" not in day.splitlines()[0].split(" | ")
+    report = _latest(dagster_study.instance, "cost_report")[None].metadata["costs"].value
+    assert "| repair |" in report and "| 99 |" not in report
+    assert "wall-clock time of the pass" in report

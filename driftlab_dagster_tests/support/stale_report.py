@@ -25,6 +25,22 @@ def stale_partitions(instance: dg.DagsterInstance, definitions: dg.Definitions) 
     return stale
 
 
+def dependencies_behind(instance: dg.DagsterInstance, definitions: dg.Definitions,
+                        key: dg.AssetKey) -> dict[str, set[str]]:
+    """partition of `key` -> the assets it depends on that have new data since it was materialised."""
+    from dagster._utils.test.data_versions import get_stale_status_resolver  # no public API in 1.13
+
+    resolver = get_stale_status_resolver(instance, list(definitions.assets or []))
+    partitions_def = definitions.resolve_asset_graph().get(key).partitions_def
+    assert partitions_def is not None
+    behind: dict[str, set[str]] = {}
+    for partition in partitions_def.get_partition_keys():
+        for cause in resolver.get_stale_causes(key, partition):
+            if cause.dependency is not None:
+                behind.setdefault(partition, set()).add(cause.dependency.asset_key.to_user_string())
+    return behind
+
+
 if __name__ == "__main__":
     from driftlab_dagster.definitions import defs
 

@@ -47,7 +47,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 replace_slices(conn, "page_embeddings", slices, pd.DataFrame(embeddings))
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
-        return dg.MaterializeResult()
+        return dg.MaterializeResult(data_version=ctx.answers_version)
 
     return [answers]
 

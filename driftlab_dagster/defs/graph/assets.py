@@ -23,6 +23,7 @@ from driftlab_dagster.core.warehouse import (
     transaction,
 )
 from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.metadata import CHECK_METADATA
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
 # The type of AssetCheckEvaluation's public `target_materialization_data` argument. Dagster 1.13 exports the
@@ -70,7 +71,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                  "authority rank, extractor, valid_from/valid_to and recorded_at/retracted_at; nothing is deleted, "
                  "a patch retracts and supersedes (tables `governed_facts`, `governed_names`)."),
         ],
-        check_specs=[dg.AssetCheckSpec(name, asset=ctx.key("fact_graph"), description=description,
+        check_specs=[dg.AssetCheckSpec(name, asset=ctx.key("fact_graph"), description=f"{description} {CHECK_METADATA}",
                                        partitions_def=parts.scenario_day) for name, description in CHECKS.items()],
         pool="duckdb",
         backfill_policy=dg.BackfillPolicy.single_run(),
@@ -98,10 +99,12 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     pages_by_step = [history[step][0] for step in steps]
                     renames = [history[step][1] for step in steps]
                     layer = resumed or KnowledgeLayer(Store(), GovernedStore(world))
-                    replayed_from = world.checkpoints[first].key
                     mark = spend_mark(session)
+                    maintained: list[str] = []  # each replayed event's maintenance, in order
                     for step, replayed, cost in replay_steps(world, scenario, layer, pages_by_step,
                                                              session.extractor, renames, first):
+                        if step > 0:
+                            maintained.append(cost.approach if cost else "none")
                         if step not in wanted:
                             continue
                         where = ctx.slice(wanted[step])
@@ -123,8 +126,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                             "issues": sum(bool(x[_ISSUE]) for x in rows["extraction_log"]),
                             "governed": len(governed_facts),
                             "retracted": sum(r[_RETRACTED_AT] is not None for r in governed_facts),
-                            "replayed_from": (f"{replayed_from} (from the stored graph of the day before)" if resumed
-                                              else f"{replayed_from} (the initial extraction)"),
+                            "replayed_from": _replayed_from(world.checkpoints, first, step, bool(resumed),
+                                                            maintained),
                         }
                         mark = spend_mark(session)
                         context.log.info(f"{where}: {len(rows['facts'])} facts, {cost.docs if cost else 0} "
@@ -140,10 +143,11 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             _describe_partition(context, ctx, key, m, findings[key], selected)
         for name in ("extraction_log", "fact_graph", "governed_graph"):
             if ctx.key(name) in selected:
-                yield dg.MaterializeResult(asset_key=ctx.key(name))
+                yield dg.MaterializeResult(asset_key=ctx.key(name), data_version=ctx.graph_version)
         # One evaluation per partition and check, each naming its own partition and the materialisation it
         # checked (just stored above): a run over many partitions reports them as a one-partition run does.
-        checks = {k.name for k in context.selected_asset_check_keys}
+        selected_checks = context.selected_asset_check_keys
+        checks = {k.name for k in selected_checks}
         for key, found in findings.items():
             target = _latest_materialization(context, ctx.key("fact_graph"), key)
             for name, (failing, columns) in found.items():
@@ -156,8 +160,29 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                               "rows": dg.MetadataValue.md(markdown_table(failing[:50], columns) if failing
                                                           else "none")},
                 )
+        # Dagster counts a check as reported only when its output is yielded (it does this itself for an
+        # AssetCheckResult, which cannot name a partition); without these it logs that the step "did not
+        # yield or return expected outputs" although every evaluation above was recorded.
+        for check_key in selected_checks:
+            yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(check_key))
 
     return [graph]
+
+
+def _replayed_from(checkpoints: Sequence, first: int, step: int, resumed: bool, maintained: list[str]) -> str:
+    """Where this partition's graph came from, in words: the initial extraction (on the first day, that is
+    all it is), or the stored graph of the day before, then the events maintained since under the policy."""
+    if step == 0:
+        return f"{checkpoints[0].key}: the initial extraction (this day)"
+    start = (f"{checkpoints[first - 1].key} (the stored graph of the day before)" if resumed
+             else f"{checkpoints[0].key} (the initial extraction)")
+    policies = sorted(set(maintained))
+    if len(maintained) == 1:
+        return f"{start}, then 1 event, " + ("not maintained" if policies == ["none"]
+                                             else f"maintained by {policies[0]}")
+    if policies == ["none"]:
+        return f"{start}, then {len(maintained)} events, none of them maintained"
+    return f"{start}, then {len(maintained)} events, each maintained by {', '.join(policies)}"
 
 
 class _SliceBatch:

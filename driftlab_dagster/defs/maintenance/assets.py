@@ -7,7 +7,7 @@ from pydantic import Field
 from driftlab_dagster.core import drift
 from driftlab_dagster.core.extraction import FULL, PATCH_PAGES
 from driftlab_dagster.core.progress import Progress
-from driftlab_dagster.core.reports import cost_markdown, markdown_table
+from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.study import maintenance_comparisons, repair
 from driftlab_dagster.core.warehouse import (
     Slice,
@@ -18,6 +18,7 @@ from driftlab_dagster.core.warehouse import (
     transaction,
 )
 from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.metadata import CHECK_METADATA, costs_markdown
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_metadata, study_session
 
 
@@ -64,7 +65,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 "dagster/row_count": len(day_rows),
                 "pages_read_by_patch": by[PATCH_PAGES]["docs"],
                 "pages_read_by_full": by[FULL]["docs"],
-                "costs": dg.MetadataValue.md(cost_markdown(day_rows, timings[day])),
+                "costs": dg.MetadataValue.md(costs_markdown(day_rows)),
             })
         # Model spend belongs to the whole run (the comparison replays its event days together): `run_` says so.
         return dg.MaterializeResult(metadata={f"run_{k}": v for k, v in spend.items()})
@@ -87,7 +88,8 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
                                                                               "extraction_log")]
         + [ctx.key("world")],
         check_specs=[dg.AssetCheckSpec(name, asset=ctx.key("graph_repair"),
-                                       description="Pages newer than what the repaired graph read") for name in checks],
+                                       description="Pages whose current version is newer than the version the "
+                                                   f"repaired graph read. {CHECK_METADATA}") for name in checks],
     )
     def graph_repair(context: dg.AssetExecutionContext, config: RepairConfig, warehouse: WarehouseResource,
                      model: ModelResource, progress: dg.ResourceParam[Progress]):
@@ -126,7 +128,7 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
             "pages_read_by_full": outcomes["full"].row.sample.docs,
             "facts_after_repair": len(snapshot["facts"]),
             **spend,
-            "costs": dg.MetadataValue.md(cost_markdown(costs, [o.row.sample.timing() for o in outcomes.values()])),
+            "costs": dg.MetadataValue.md(costs_markdown(costs)),
         })
         yield dg.AssetCheckResult(
             check_name="pages_changed_since_read", passed=not ahead, severity=dg.AssetCheckSeverity.WARN,

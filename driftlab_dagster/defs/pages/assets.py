@@ -6,7 +6,7 @@ from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
 from driftlab_dagster.core.warehouse import replace_slices, slice_frame, transaction
-from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
 
 # The pages table's own columns (beside the slice's), in the order the rows below give them.
@@ -17,7 +17,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     world, parts = ctx.world, ctx.partitions
 
     @dg.asset(key=ctx.key("pages"), group_name="pages", partitions_def=parts.scenario_day, deps=[ctx.key("world")],
-              kinds={"duckdb"}, pool="duckdb", backfill_policy=dg.BackfillPolicy.single_run())
+              kinds={"duckdb"}, pool="duckdb", code_version=PAGES_CODE_VERSION,
+              backfill_policy=dg.BackfillPolicy.single_run())
     def pages(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
         """One row per page as the scenario's wiki shows it on that day: its text, version and updated_at.
 
@@ -47,7 +48,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             replace_slices(conn, "pages", slices, pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
-        return dg.MaterializeResult()
+        return dg.MaterializeResult(data_version=ctx.pages_version)
 
     return [pages]
 

@@ -8,6 +8,7 @@ from driftlab_dagster.core.designs import ALL_DESIGNS as DESIGNS
 from driftlab_dagster.core.warehouse import latest_timings, records
 from driftlab_dagster.core.world import World
 from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.defs.metadata import costs_markdown
 from driftlab_dagster.defs.resources import ReportsResource, WarehouseResource
 
 
@@ -81,7 +82,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         return dg.MaterializeResult(metadata={
             "dagster/row_count": len(costs),
             "world_version": world.version,
-            "costs": dg.MetadataValue.md(reports.cost_markdown(costs, timings)),
+            "costs": dg.MetadataValue.md(costs_markdown(costs, timings)),
             "plot": dg.MetadataValue.md(f"![pages read and tokens per event, by approach](data:image/png;base64,"
                                         f"{base64.b64encode(plot).decode()})"),
             "costs_csv": dg.MetadataValue.path(str(path)),
