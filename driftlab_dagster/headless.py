@@ -31,11 +31,13 @@ from driftlab_dagster.core.world import World
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.defs.automation import study_selection
 from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.project import REPOSITORY_LABEL
 
 # Failures surface as one line from the command, so Dagster's console logger stays silent.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 POOL = "duckdb"
 PID_TAG, HOST_TAG, START_TAG = "driftlab/pid", "driftlab/host", "driftlab/process_start"
+REPOSITORY_TAG = ".dagster/repository"  # dagster._core.storage.tags.REPOSITORY_LABEL_TAG (a test pins it)
 _LIVE = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.CANCELING,
          dg.DagsterRunStatus.NOT_STARTED]
 
@@ -172,7 +174,11 @@ def _is_zombie(pid: int) -> bool:
 
 
 def process_tags() -> dict[str, str]:
-    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), START_TAG: _process_start(os.getpid())}
+    """Who started the run (to free its pool slots should it die), and where its job lives: Dagster's own
+    `.dagster/repository` tag, which the job pages and Overview's timeline filter on; a run started in
+    process carries no code-location origin, and without the tag the UI said the job had never run."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), START_TAG: _process_start(os.getpid()),
+            REPOSITORY_TAG: REPOSITORY_LABEL}
 
 
 def _process_gone(tags: dict[str, str]) -> bool:

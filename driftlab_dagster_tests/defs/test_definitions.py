@@ -13,7 +13,7 @@ import yaml
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.defs import build_definitions, study_contexts
-from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
+from driftlab_dagster.project import CODE_LOCATION, DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.conftest import SECOND_WORLD, config_for
 
 pytestmark = pytest.mark.dagster
@@ -105,7 +105,8 @@ def test_workspace_yaml_and_pyproject_name_the_same_code_location():
     module = workspace["load_from"][0]["python_module"]["module_name"]
     assert module == pyproject["tool"]["dg"]["project"]["root_module"] + ".definitions"
     assert workspace["load_from"][0]["python_module"]["location_name"] == \
-        pyproject["tool"]["dg"]["project"]["code_location_name"]
+        pyproject["tool"]["dg"]["project"]["code_location_name"] == CODE_LOCATION
+
 
 
 def _model_config_fields(config: DriftlabConfig) -> set[str]:

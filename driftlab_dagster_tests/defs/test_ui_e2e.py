@@ -162,6 +162,16 @@ def test_the_code_location_loads_and_lists_the_study(ui):
     assert by_name["fact_graph"]["groupName"] == "graph"
 
 
+def test_the_jobs_page_lists_the_runs_make_run_started(ui):
+    # A run started in process has no code-location origin; its repository tag is what lists it under its job.
+    for job in (f"{W}__study", f"{W}__maintenance"):
+        node = graphql(ui["base"], """query($job: String!) { pipelineOrError(params: {pipelineName: $job,
+            repositoryName: "__repository__", repositoryLocationName: "driftlab_dagster"}) {
+            __typename ... on Pipeline { runs { runId status } } } }""", {"job": job})["pipelineOrError"]
+        assert node["__typename"] == "Pipeline"
+        assert node["runs"] and {r["status"] for r in node["runs"]} == {"SUCCESS"}, job
+
+
 def test_after_make_run_each_partition_shows_its_own_metadata_and_checks(ui):
     base, work = ui["base"], ui["work"]
     for partition in ("2026-09-01|Fresh", "2026-09-29|StaleGraph", "2026-09-15|StalePages"):
