@@ -8,7 +8,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 # did; the tests make their own.
 HOME_DIR := $(CURDIR)/.dagster_home
 
-.PHONY: setup run test test-unit test-dagster test-system test-model dev bench check model-server clean pg-up pg-run pg-down
+.PHONY: setup run test test-unit test-dagster test-system test-model dev bench check model-server clean pg-up pg-run pg-down screenshots
 
 setup: $(STAMP)
 
@@ -91,6 +91,13 @@ model-server: $(LLM_STAMP)
 ## bench: the pure core against the Dagster pipeline, side by side
 bench: $(STAMP)
 	$(BIN)/python bench/bench_study.py
+
+## screenshots: the docs' pictures of the UI, retaken from the current UI by its browser test (test_ui_e2e)
+screenshots: $(STAMP)
+	$(BIN)/python -m pytest -q driftlab_dagster_tests/defs/test_ui_e2e.py
+	cp driftlab_dagster_tests/artifacts/fact-graph-checks-after-make-run.png docs/fact-graph-checks.png
+	cp driftlab_dagster_tests/artifacts/fact-graph-partition-after-make-run.png docs/fact-graph-partition.png
+	cp driftlab_dagster_tests/artifacts/fact-graph-partition-after-backfill.png docs/fact-graph-partition-after-backfill.png
 
 ## check: lint (ruff) and types (mypy, settings in pyproject.toml), then the code location loads with zero errors
 check: $(STAMP) $(HOME_DIR)/dagster.yaml

@@ -78,15 +78,17 @@ class FakeModelServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b"{}")
                     return
+                # A call counts as held while the "model" decodes it, before its reply is sent: a client that
+                # waits for each reply can then never be seen holding two.
                 with server._lock:
                     server.in_flight += 1
                     server.most_in_flight = max(server.most_in_flight, server.in_flight)
                 try:
                     time.sleep(server.latency)
-                    server.respond(self, request, n)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                server.respond(self, request, n)
 
         self._http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
