@@ -8,7 +8,6 @@ Needs PostgreSQL's server programs (`.ci/run` installs Debian's postgresql when 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -16,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import dagster as dg
@@ -28,19 +26,11 @@ from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.local_postgres import LocalPostgres, down, running, up
 from driftlab_dagster.model_server import free_port
 from driftlab_dagster.project import PROJECT_ROOT
+from driftlab_dagster_tests.support.graphql import graphql
 
 pytestmark = pytest.mark.system
 
 WORLD = PROJECT_ROOT / "data" / "worlds" / "tessaly_freight.yaml"
-
-
-def _graphql(base: str, query: str, variables: dict | None = None) -> dict:
-    body = json.dumps({"query": query, "variables": variables or {}}).encode()
-    request = urllib.request.Request(base + "/graphql", data=body, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        data = json.loads(response.read())
-    assert "errors" not in data, data["errors"]
-    return data["data"]
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +85,7 @@ def test_the_study_through_postgres_survives_a_killed_run_and_shows_in_graphql(p
     deadline = time.monotonic() + 180
     while True:
         try:
-            entries = _graphql(base, "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }")
+            entries = graphql(base, "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }")
             if entries["workspaceOrError"]["locationEntries"][0]["loadStatus"] == "LOADED":
                 break
         except (OSError, KeyError, IndexError, TypeError, ValueError):
@@ -103,14 +93,14 @@ def test_the_study_through_postgres_survives_a_killed_run_and_shows_in_graphql(p
         assert time.monotonic() < deadline, f"the webserver did not load in 180 s; see {pg.state}/webserver.log"
         time.sleep(0.5)
     for partition, pages in (("2026-09-01|Fresh", 40), ("2026-09-29|StaleGraph", 0)):
-        node = _graphql(base, """query($partition: String!) { assetNodeOrError(assetKey:
+        node = graphql(base, """query($partition: String!) { assetNodeOrError(assetKey:
             {path: ["tessaly_freight", "fact_graph"]}) { ... on AssetNode { assetMaterializations(
             partitions: [$partition], limit: 1) { metadataEntries { label ... on IntMetadataEntry { intValue } } }
             } } }""", {"partition": partition})
         [latest] = node["assetNodeOrError"]["assetMaterializations"]
         shown = {e["label"]: e.get("intValue") for e in latest["metadataEntries"]}
         assert shown["pages_read"] == pages
-    behind = _graphql(base, """{ assetCheckExecutions(assetKey: {path: ["tessaly_freight", "fact_graph"]},
+    behind = graphql(base, """{ assetCheckExecutions(assetKey: {path: ["tessaly_freight", "fact_graph"]},
         checkName: "pages_changed_since_read", partition: "2026-09-29|StaleGraph", limit: 1) {
         evaluation { success metadataEntries { label ... on IntMetadataEntry { intValue } } } } }""")
     [execution] = behind["assetCheckExecutions"]

@@ -9,13 +9,11 @@ test fails if any process of the group is left.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import pytest
 
 from driftlab_dagster.model_server import free_port
 from driftlab_dagster.project import PROJECT_ROOT
+from driftlab_dagster_tests.support.graphql import graphql
 
 pytestmark = pytest.mark.ui
 
@@ -45,15 +44,6 @@ study:
   model: qwen2.5-coder-0.5b
   api: openai
 """.replace("{world}", str(PROJECT_ROOT / "data" / "worlds" / "tessaly_freight.yaml"))
-
-
-def graphql(base: str, query: str, variables: dict | None = None) -> dict:
-    body = json.dumps({"query": query, "variables": variables or {}}).encode()
-    request = urllib.request.Request(base + "/graphql", data=body, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        data = json.loads(response.read())
-    assert "errors" not in data, data["errors"]
-    return data["data"]
 
 
 def _group_alive(pgid: int) -> bool:
