@@ -24,7 +24,7 @@ from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
 
-def one_run(url: str, k: int, reader: str, work: Path) -> tuple[float, bytes, int]:
+def one_run(url: str, k: int, reader: str, work: Path) -> tuple[float, bytes]:
     work.mkdir(parents=True)
     command = [sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model",
                "--reader", reader, "--api", "openai", "--url", url, "--model", "fake-model", "--timeout", "30",
@@ -35,7 +35,7 @@ def one_run(url: str, k: int, reader: str, work: Path) -> tuple[float, bytes, in
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"run failed (k={k}): {done.stderr[-2000:]}")
-    return wall, (work / "tessaly_freight" / "results.csv").read_bytes(), 0
+    return wall, (work / "tessaly_freight" / "results.csv").read_bytes()
 
 
 def main() -> None:
@@ -54,7 +54,7 @@ def main() -> None:
             for delay in (0.0, args.delay):
                 with FakeModelServer(ontology, latency=delay) as server:
                     for k in (1, args.k):
-                        wall, rows, _ = one_run(server.url, k, args.reader, Path(tmp) / f"r{r}-d{delay}-k{k}")
+                        wall, rows = one_run(server.url, k, args.reader, Path(tmp) / f"r{r}-d{delay}-k{k}")
                         reference = reference or rows
                         if rows != reference:
                             raise SystemExit(f"rows differ at k={k}, delay={delay}")
