@@ -3,14 +3,16 @@ model extractor (relation-v1, grounded) on every labelled unit, and how many lab
 asked about (routing) as opposed to asked and missed (the model).
 
     PYTHONPATH=. .venv/bin/python bench/labelled_extraction.py [--labels data/handbooks/18f/labels.yaml]
-        [--url URL --model ID]
+        [--url URL --model ID] [--sample N] [--show] [--record FILE | --replay FILE]
 
 The labels file lists units (page, checkpoint, the unit's text) with every triple a careful person reads
 from each (none for a unit that states no relation); the world file beside it says which relations there
 are. A triple counts as found when the relation is the same, the subject names the same thing (the asked
 subject's content words are all in the extracted one, or the reverse: values.names_match) and the object
 is the same value (values.normalise). Starts the shipped 0.5B model unless --url is given; replies are
-cached in bench/out/labelled_cache.duckdb.
+cached in bench/out/labelled_cache.duckdb. `--record FILE` writes the replies the measured units needed as a
+replay file; `--replay FILE` measures from such a file with no model server (the committed real replies in
+data/handbooks/18f/replies/ re-score a change to grounding in seconds: grounding never changes a call).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from driftlab_dagster.core.clients import OpenAICompatibleClient
 from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.replay import ReplayClient, write_replay_file
 from driftlab_dagster.core.units import Unit
 from driftlab_dagster.core.values import names_match, normalise
 from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
@@ -67,6 +70,8 @@ def main() -> None:
                         help="the model id (with no --url: which shipped model to start, 0.5b or 1.5b)")
     parser.add_argument("--show", action="store_true", help="print every miss and every false fact")
     parser.add_argument("--sample", type=int, default=1, help="measure every Nth labelled unit only (default: all)")
+    parser.add_argument("--record", type=Path, help="write the replies the measured units needed to this replay file")
+    parser.add_argument("--replay", type=Path, help="measure from recorded replies (a replay file), no model server")
     args = parser.parse_args()
     world = load_world(args.world or args.labels.with_name("handbook.yaml"))
     if not isinstance(world, CorpusWorld):
@@ -81,9 +86,13 @@ def main() -> None:
     ensure_schema(conn)
     from driftlab_dagster.model_server import LlamaServer
 
-    with (nullcontext() if args.url else LlamaServer(alias=args.model)) as server:
-        url, model = (args.url, args.model) if args.url else (server.url, args.model)  # type: ignore[union-attr]
-        client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
+    with (nullcontext() if args.url or args.replay else LlamaServer(alias=args.model)) as server:
+        model = args.model
+        if args.replay:  # no cache in front: every reply comes from the file
+            client = CachedClient(ReplayClient.from_file(args.replay, model))
+        else:
+            url = args.url or server.url  # type: ignore[union-attr]
+            client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
         extractor = ModelExtractor(world.ontology, client, world_text=world.text, units=world.text_units)
         started = time.perf_counter()
         # All calls first, grouped by relation as a study step asks them: the server then re-reads only the
@@ -118,7 +127,14 @@ def main() -> None:
                     if not any(same(world, g, t) for t in truth):
                         print(f"  false  {g} from {unit.render()!r}")
         seconds = time.perf_counter() - started
-        save_call_cache(conn, client.new_entries)
+        if not args.replay:
+            save_call_cache(conn, client.new_entries)
+    if args.record:
+        needed = sorted(extractor.call_keys([u for u, _ in units]))
+        missing = [k for k in needed if k not in client.entries]
+        write_replay_file((client.entries[k] for k in needed if k in client.entries), args.record)
+        print(f"recorded {len(needed) - len(missing)} replies in {args.record}"
+              + (f" ({len(missing)} calls failed and have none)" if missing else ""))
     precision = counts["right"] / max(counts["extracted"], 1)
     recall = counts["recalled"] / max(counts["labelled"], 1)
     print(f"{world.id}: {len(units)} labelled units ({sum(1 for _, t in units if t)} stating a relation), "

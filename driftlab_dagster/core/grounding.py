@@ -9,6 +9,8 @@
   of the relation's object kind is written in it). A cue is a word (word starts match: "costs" finds
   "cost"), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only
   add relations, so declaring one more can never make a relation less likely to be asked.
+- `enumeration`: the other values of the list a kept value is written in ("#dev, #g-frontend, and #infra"): a
+  reply names one value, the statement states them all.
 - `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
   text, so an example never states something about a name the world really has.
 """
@@ -195,7 +197,7 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
             subject_raw, object_raw = object_raw, subject_raw
     subject = _part(subject_raw, predicate, "subject", sentence, context)
     obj = _part(object_raw, predicate, "object", sentence, context)
-    if subject is None or obj is None or _overlap(subject, obj):
+    if subject is None or obj is None or overlap(subject, obj):
         return None
     return Triple(subject, predicate.name, obj)
 
@@ -222,7 +224,7 @@ def _names_something(part: str) -> bool:
     return any(w not in _EMPTY_WORDS for w in re.findall(r"\w+", part.casefold()))
 
 
-def _overlap(subject: str, obj: str) -> bool:
+def overlap(subject: str, obj: str) -> bool:
     """Whether the two parts are one span, or one holds the other ("GSA Staff Directory" inside "Find their
     phone numbers by searching the GSA Staff Directory"): then the pair states nothing about two things."""
     def words(part: str) -> str:
@@ -230,6 +232,96 @@ def _overlap(subject: str, obj: str) -> bool:
 
     a, b = words(subject), words(obj)
     return a in b or b in a
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Lists: one reply names one value; "find us in #dev, #g-frontend, and #g-devops" states three.
+
+# Between two items of a list: a comma or semicolon (with "and"/"or" after it or not), or a bare "and"/"or".
+_JOINT = r"(?:\s*[,;]\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)"
+_LIST_END = re.compile(r"[,;:()\[\]]|\s(?:and|or)\s", re.IGNORECASE)  # where an item cannot go on
+_CONNECTORS = {"of", "the", "for", "de", "&"}  # words inside a name of capitalised words ("Office of Acquisition")
+MAX_ITEM_WORDS = 6
+
+
+def _lead(text: str) -> str:
+    """What a value starts with, as a class: its sign ("#", "@", "$"...), a digit, a capital or a small letter."""
+    first = text[:1]
+    return "9" if first.isdigit() else "A" if first.isupper() else "a" if first.isalpha() else first
+
+
+def _item_fits(item: str, shape: str | None, lead: str) -> bool:
+    words = item.split()
+    if not words or _lead(item) != lead or len(words) > MAX_ITEM_WORDS:
+        return False
+    if shape is not None and not re.fullmatch(shape, item.lstrip("#@")):
+        return False
+    if lead == "A":  # a name of capitalised words, with small joining words inside only
+        return all(_lead(w) in "A9" or (w.casefold() in _CONNECTORS and 0 < i < len(words) - 1)
+                   for i, w in enumerate(words))
+    return True
+
+
+def _next_item(text: str, shape: str | None, lead: str) -> str:
+    """The longest start of `text` that is one item of the list (empty when there is none)."""
+    stop = _LIST_END.search(text)
+    bounded = text[:stop.start()] if stop else text
+    ends = [m.end() for m in re.finditer(r"\S+", bounded)][:MAX_ITEM_WORDS]
+    for end in reversed(ends):
+        item = bounded[:end].rstrip(".!?")
+        if _item_fits(item, shape, lead):
+            return item
+    return ""
+
+
+def _previous_item(text: str, shape: str | None, lead: str) -> str:
+    """The longest end of `text` that is one item of the list (empty when there is none)."""
+    stops = list(_LIST_END.finditer(text))
+    bounded = text[stops[-1].end():] if stops else text
+    starts = [m.start() for m in re.finditer(r"\S+", bounded)][-MAX_ITEM_WORDS:]
+    for start in starts:
+        if _item_fits(bounded[start:], shape, lead):
+            return bounded[start:]
+    return ""
+
+
+def enumeration(value: str, shape: str | None, statement: str) -> list[str]:
+    """Every value of the list `value` is written in, in the statement's order, each as `normalise` keeps it:
+    the items on either side joined by commas, semicolons, "and" or "or" that fit the same shape and look
+    like `value` (the same sign, or a digit, or capitalised words). `[value]` when it is not in a list, or
+    when the shape itself takes a list (a list of people is one value)."""
+    if shape is not None and re.fullmatch(shape, "Ana, Bo"):
+        return [value]
+    found = re.search(rf"(?<![\w#@$€£]){re.escape(value)}(?!\w)", statement, re.IGNORECASE)
+    if found is None:
+        found = re.search(rf"(?<!\w)[#@]{re.escape(value)}(?!\w)", statement, re.IGNORECASE)
+    if found is None:
+        return [value]
+    start, end = found.span()
+    if start and statement[start - 1] in "#@$€£":
+        start -= 1  # the sign is part of what the items must look like
+    lead = _lead(statement[start:end])
+    raw = [statement[start:end]]
+    while joint := re.match(_JOINT, statement[end:], re.IGNORECASE):
+        item = _next_item(statement[end + joint.end():], shape, lead)
+        if not item:
+            break
+        raw.append(item)
+        end += joint.end() + len(item)
+    while joint := re.search(_JOINT + "$", statement[:start], re.IGNORECASE):
+        item = _previous_item(statement[:joint.start()], shape, lead)
+        if not item:
+            break
+        raw.insert(0, item)
+        start = joint.start() - len(item)
+    if len(raw) == 1:
+        return [value]
+    longest_other = max(len(item.split()) for item in raw[1:])
+    if not statement[:start].strip() and lead == "A" and len(raw[0].split()) > longest_other:
+        # The statement's first word is capitalised whatever it is: "Ask Ana Ruiz, Bo Li" starts with a verb.
+        raw[0] = raw[0].split(maxsplit=1)[1]
+    kept = [normalise(item, shape, statement) for item in raw]
+    return list(dict.fromkeys(k for k in kept if k is not None))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .call_cache import CachedClient
+from .call_cache import CachedClient, call_key
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
 from .extraction import Extraction
-from .grounding import ground, relations_to_ask
+from .grounding import enumeration, ground, overlap, relations_to_ask
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple
 from .prompts import (
     DEFAULT_EXTRACTION_PROMPT,
@@ -105,6 +105,12 @@ class ModelExtractor:
                 except ModelCallFailed as e:
                     self._ahead[(name, shown)] = e
 
+    def call_keys(self, units: list[Unit]) -> set[str]:
+        """The cache key of every call reading `units` makes (what a replay file of them must hold)."""
+        return {call_key(self.client.model, self.relations[p.name], unit.render(), relation_schema(p),
+                         self.MAX_RELATION_TOKENS)
+                for unit in units for p in self._relations_of(unit)}
+
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()
         for unit in self._readable_units(page):
@@ -120,9 +126,15 @@ class ModelExtractor:
 
     def _read(self, unit: Unit, tally: _Tally) -> None:
         for t in self._relations(unit, tally):
-            kept = ground(t, self.ontology[t.predicate], unit.text, unit.context)
-            if kept is not None and kept not in tally.triples:
-                tally.triples.append(kept)
+            predicate = self.ontology[t.predicate]
+            kept = ground(t, predicate, unit.text, unit.context)
+            if kept is None:
+                continue
+            # A value written in a list brings the list's other values: one reply names one of them.
+            for obj in enumeration(kept.object, predicate.object_pattern, unit.text):
+                triple = kept if obj == kept.object else Triple(kept.subject, kept.predicate, obj)
+                if triple not in tally.triples and (triple is kept or not overlap(kept.subject, obj)):
+                    tally.triples.append(triple)
 
     def _ask(self, p: Predicate, unit: Unit, tally: _Tally) -> ChatReply | None:
         shown = unit.render()

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from driftlab_dagster.core.grounding import ground, relations_to_ask
-from driftlab_dagster.core.ontology import Predicate, Triple
+from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.grounding import enumeration, ground, relations_to_ask
+from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.ontology import Ontology, Predicate, Triple
+from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.scoring import matches
-from driftlab_dagster.core.units import markdown_units
+from driftlab_dagster.core.units import Unit, markdown_units
 from driftlab_dagster.core.values import VALUE_KINDS, normalise
 from driftlab_dagster.core.world import WorldFileError
 from driftlab_dagster.core.world.history import load_snapshots
@@ -150,6 +153,38 @@ def test_a_snapshot_page_that_moved_is_the_same_page_and_keeps_its_own_time(tmp_
     first, second = load_snapshots(tmp_path, ["**/*.md"])
     assert second.renames == {"teams/billing.md": "ops/billing.md"}
     assert second.pages["ops/billing.md"].updated_at == dt.datetime(2022, 3, 14, 12)
+
+
+# ----- 2 (lists): one reply names one value, a list states them all -----
+
+@pytest.mark.parametrize(("value", "kind", "statement", "expected"), [
+    ("pra", "name", "Find us on Slack in #infrastructure, #pra, and #research.", ["infrastructure", "pra", "research"]),
+    ("Slack", "name", "We use Google Forms, Slack and Trello for this work.", ["Google Forms", "Slack", "Trello"]),
+    ("$75", "money", "Rates are $50, $75 or $100 per day.", ["$50", "$75", "$100"]),
+    ("a@b.gov", "email", "Write to a@b.gov or c@d.gov.", ["a@b.gov", "c@d.gov"]),
+    ("Bo Li", "person", "Ask Ana Ruiz, Bo Li, and Cy Young.", ["Ana Ruiz", "Bo Li", "Cy Young"]),
+])
+def test_a_value_written_in_a_list_brings_the_lists_other_values(value, kind, statement, expected):
+    assert enumeration(value, VALUE_KINDS[kind], statement) == expected
+
+
+@pytest.mark.parametrize(("value", "kind", "statement"), [
+    ("infrastructure", "name", "Escalate to #infrastructure and ask in #research."),  # a new clause, not an item
+    ("10 business days", "duration", "Submit it within 10 business days of returning, and ask."),
+    ("Ana Ruiz", "people", "Ask Ana Ruiz, Bo Li, and Cy Young."),  # a list of people is one value already
+    ("Slack", "name", "Ask in Slack, or write to the team."),  # the other side is no name
+])
+def test_a_value_outside_a_list_stays_alone(value, kind, statement):
+    assert enumeration(value, VALUE_KINDS[kind], statement) == [value]
+
+
+def test_the_model_extractor_keeps_every_channel_of_a_list_it_was_given_one_of():
+    channel = _open("slack_channel", obj="name", cues=("slack",))
+    ontology = Ontology([channel])
+    unit = Unit("If you have questions, find us on Slack in #dev, #g-frontend, or #wg-opensource.", ("Engineering",))
+    client = CachedClient(ReplayClient(lambda s, u: '{"states": true, "subject": "Engineering", "object": "#dev"}'))
+    got = ModelExtractor(ontology, client).extract_unit(unit)
+    assert got == [Triple("Engineering", "slack_channel", o) for o in ("dev", "g-frontend", "wg-opensource")]
 
 
 # ----- 6: relation routing -----
