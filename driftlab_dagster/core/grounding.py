@@ -211,7 +211,19 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         found = fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
     elif context:
         found = normalise(value, shape, context)
+    if found is None and role == "object" and value.strip():
+        found = _the_only_value(shape, sentence)
     return found if found is not None and _names_something(found) else None
+
+
+def _the_only_value(shape: str | None, sentence: str) -> str | None:
+    """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
+    statement writes, when it writes exactly one: the model said the statement states the relation but
+    garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
+    if shape is None or re.fullmatch(shape, "Ana") or re.fullmatch(shape, "ana"):
+        return None
+    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![\w@-])", sentence)}
+    return values.pop() if len(values) == 1 else None
 
 
 # Words that name nothing on their own: a part made of them only is a model's filler, not a subject or value.

@@ -187,6 +187,18 @@ def test_the_model_extractor_keeps_every_channel_of_a_list_it_was_given_one_of()
     assert got == [Triple("Engineering", "slack_channel", o) for o in ("dev", "g-frontend", "wg-opensource")]
 
 
+def test_a_garbled_value_is_read_as_the_only_value_of_its_kind_the_statement_writes():
+    # Seen in the 0.5B model's replies on 18F units: the relation is right, the value is not the one written.
+    limit = _open("time_limit", obj="duration", cues=("within",))
+    one = "Submit your travel voucher within ten business days of returning."
+    kept = ground(Triple("travel voucher", "time_limit", "10 days"), limit, one)
+    assert kept == Triple("travel voucher", "time_limit", "ten business days")
+    two = "Submit your voucher within ten business days, or within 30 days if you were abroad."
+    assert ground(Triple("voucher", "time_limit", "10 days"), limit, two) is None  # which one: no telling
+    tool = _open("uses_tool", obj="name", cues=("use",))  # a name can be any words: never guessed
+    assert ground(Triple("Surveys", "uses_tool", "Forms"), tool, "Surveys: we use Google Docs.") is None
+
+
 # ----- 6: relation routing -----
 
 def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
