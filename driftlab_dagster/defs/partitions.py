@@ -49,6 +49,22 @@ class StudyPartitions:
             grouped.setdefault(scenario, []).append((day, str(key)))
         return {s: sorted(grouped[s], key=lambda d: self.days.index(d[0])) for s in self.scenarios if s in grouped}
 
+    def run_keys(self, context: dg.AssetExecutionContext) -> list[str]:
+        """The partitions this run writes, or a clear failure before anything is written when Dagster would
+        write fewer than the run was launched for: a backfill from a job's page (a job backfill) of
+        multi-dimension partitions under a single-run policy gets the range's tags *and* its first key's
+        dimension tags, and Dagster 1.13 then runs that first key alone, reporting success."""
+        tags = context.run.tags
+        start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+        keys = list(context.partition_keys)
+        if start and end and start != end and len(keys) == 1:
+            raise dg.Failure(
+                f"this run was launched for the partitions {start} to {end} but Dagster would write only {keys[0]} "
+                "(a backfill launched from a job's page carries the range and its first partition's own tags). "
+                "Nothing was written. Launch the backfill from the Catalog instead (select the assets, "
+                "Materialize…, pick the partitions), or run `driftlab run --scenario NAME`.")
+        return keys
+
     def range_tags(self, scenarios: list[str] | None = None, until: str | None = None) -> dict[str, str]:
         """Tags of one run over the rectangle of `scenarios` (contiguous in the world's order) and the days
         from the first checkpoint through `until`."""

@@ -196,6 +196,51 @@ def test_the_browser_shows_the_asset_graph_and_each_partitions_checks(ui):
     assert (ARTIFACTS / "asset-graph.png").stat().st_size > 10_000
 
 
+def _finished(base: str, launched: dict) -> str:
+    """The backfill's status once it stopped (at most 600 s)."""
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    deadline = time.monotonic() + 600
+    while True:
+        status = graphql(base, """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+            ... on PartitionBackfill { status } } }""",
+                         {"id": launched["backfillId"]})["partitionBackfillOrError"]["status"]
+        if status.startswith("COMPLETED") or status in ("FAILED", "CANCELED"):
+            return status
+        assert time.monotonic() < deadline, f"backfill still {status} after 600 s"
+        time.sleep(2)
+
+
+def _step_failures(base: str, run_id: str) -> list[str]:
+    run = graphql(base, """query($id: ID!) { runOrError(runId: $id) { ... on Run { eventConnection {
+        events { __typename ... on ExecutionStepFailureEvent { error { message } } } } } } }""",
+                  {"id": run_id})["runOrError"]
+    events = run["eventConnection"]["events"]
+    return [e["error"]["message"] for e in events if e["__typename"] == "ExecutionStepFailureEvent"]
+
+
+def test_a_backfill_from_the_jobs_page_is_refused_before_it_writes_one_partition_for_many(ui):
+    # The study job's page, Partitions, *Launch backfill*: Dagster 1.13 launches one run with the range's
+    # tags and its first partition's own tags, and runs that first partition alone. The run must say so and
+    # write nothing, not report success for the partitions it skipped.
+    base = ui["base"]
+    keys = [str(dg.MultiPartitionKey({"scenario": "StalePages", "day": d})) for d in DAYS[:2]]
+    before = {k: _metadata(base, "fact_graph", k)["runId"] for k in keys}
+    launched = graphql(base, """mutation($keys: [String!]!) { launchPartitionBackfill(backfillParams: {
+        selector: {partitionSetName: "tessaly_freight__study_partition_set",
+                   repositorySelector: {repositoryLocationName: "driftlab_dagster", repositoryName: "__repository__"}},
+        partitionNames: $keys, fromFailure: false}) { __typename ... on LaunchBackfillSuccess { backfillId } """
+                       """... on PythonError { message } } }""", {"keys": keys})["launchPartitionBackfill"]
+    assert _finished(base, launched) != "COMPLETED_SUCCESS"
+    runs = graphql(base, """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+        ... on PartitionBackfill { runs(limit: 10) { runId status jobName } } } }""",
+                   {"id": launched["backfillId"]})["partitionBackfillOrError"]["runs"]
+    assert runs and {r["status"] for r in runs} == {"FAILURE"}
+    assert {r["jobName"] for r in runs} == {f"{W}__study"}
+    failures = [m for r in runs for m in _step_failures(base, r["runId"])]
+    assert failures and all("Launch the backfill from the Catalog" in m for m in failures), failures
+    assert {k: _metadata(base, "fact_graph", k)["runId"] for k in keys} == before
+
+
 def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
     base = ui["base"]
     before = {k: _metadata(base, "fact_graph", k)["runId"] for k in STALE_GRAPH_KEYS + ["2026-09-29|Fresh"]}
@@ -206,17 +251,7 @@ def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
         partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } """
                        """... on PythonError { message } } }""",
                        {"keys": STALE_GRAPH_KEYS})["launchPartitionBackfill"]
-    assert launched["__typename"] == "LaunchBackfillSuccess", launched
-    deadline = time.monotonic() + 600
-    while True:
-        status = graphql(base, """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
-            ... on PartitionBackfill { status } } }""",
-                         {"id": launched["backfillId"]})["partitionBackfillOrError"]["status"]
-        if status.startswith("COMPLETED") or status in ("FAILED", "CANCELED"):
-            break
-        assert time.monotonic() < deadline, f"backfill still {status} after 600 s"
-        time.sleep(2)
-    assert status == "COMPLETED_SUCCESS"
+    assert _finished(base, launched) == "COMPLETED_SUCCESS"
 
     # Only the backfilled scenario was materialised again, each partition with its own numbers and checks.
     after = {k: _metadata(base, "fact_graph", k) for k in STALE_GRAPH_KEYS + ["2026-09-29|Fresh"]}

@@ -22,11 +22,12 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         """One row per (design, question) asked on that day in that scenario: the answer, the expected value,
         whether it was right, hedged, and why. Evidence comes from that day's pages and graphs only, as they
         are stored in DuckDB."""
+        keys = parts.run_keys(context)
         slices, rows, embeddings, metadata = [], [], [], {}
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session:
-                progress.stage(f"{world.id} answers", len(context.partition_keys))
-                for key in context.partition_keys:
+                progress.stage(f"{world.id} answers", len(keys))
+                for key in keys:
                     where = ctx.slice(key)
                     mark = spend_mark(session)
                     layer = stored_layer(conn, world, where)

@@ -84,13 +84,14 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         """Replays each scenario's knowledge layer from its page history: initial extraction, then each
         event's maintenance under the scenario's policy (patch the changed pages, patch from the system of
         record, or nothing). A run over many days replays each scenario once and keeps every day asked for."""
+        keys = parts.run_keys(context)
         metadata: dict[str, dict] = {}
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session, transaction(conn):
                 batch = _SliceBatch(conn)
                 timings: list[tuple[str, str, dict]] = []
-                progress.stage(f"{world.id} graph", len(context.partition_keys))
-                for scenario, days in parts.by_scenario(context.partition_keys).items():
+                progress.stage(f"{world.id} graph", len(keys))
+                for scenario, days in parts.by_scenario(keys).items():
                     wanted = {world.checkpoint(day).step: key for day, key in days}
                     resumed = _resume_point(context, conn, ctx, scenario, min(wanted))
                     first = min(wanted) if resumed else 0

@@ -27,7 +27,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         partitions renders each scenario's history once.
         """
         slices, frames, metadata = [], [], {}
-        for scenario, days in parts.by_scenario(context.partition_keys).items():
+        for scenario, days in parts.by_scenario(parts.run_keys(context)).items():
             wanted = {world.checkpoint(day).step: key for day, key in days}
             layer = KnowledgeLayer(Store())
             for step in range(max(wanted) + 1):
