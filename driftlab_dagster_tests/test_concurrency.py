@@ -1,5 +1,5 @@
-"""Model calls in flight (`--concurrency k`): the extractor keeps up to k calls at the server at once, and the
-run records the same rows, byte for byte, as one call at a time; a broken server still stops the run with
+"""Model calls in flight (`--concurrency k`): the extractor and the reader keep up to k calls at the server at
+once, and the run records the same rows, byte for byte, as one call at a time; a broken server still stops the run with
 the failure streak's one line. The command runs in this process against a loopback OpenAI-compatible server
 (support/fake_server.py) with the real `openai` client, a real Dagster run and a real DuckDB file."""
 
@@ -55,10 +55,11 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
         out.mkdir()
         with FakeModelServer(ontology, latency=0.05) as server:
             code, err = run(server.url, out, k)
-            seen[k] = server.most_in_flight
+            seen[k] = server.most_in_flight, server.most_reader_in_flight
         assert code == 0, err
-    assert seen[1] == 1
-    assert 1 < seen[8] <= 8
+    assert seen[1] == (1, 1)
+    assert 1 < seen[8][0] <= 8
+    assert 1 < seen[8][1] <= 8  # the reader's calls too, not only the extractor's
     assert (tmp_path / "k1" / "tessaly_freight" / "results.csv").read_bytes() == \
            (tmp_path / "k8" / "tessaly_freight" / "results.csv").read_bytes()
     assert _rows(tmp_path / "k1") == _rows(tmp_path / "k8")

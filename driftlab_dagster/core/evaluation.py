@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+
+from .call_cache import CachedClient
+from .clients import ChatReply
 from .designs import DESIGNS, Agent, Design
 from .extraction import Extractor
 from .governed import GovernedResolver
@@ -46,6 +50,44 @@ def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, read
                 "model_flagged": answer.flagged, "hedge_phrase": answer.phrase,
             })
     return rows
+
+
+class _CallRecorder:
+    """Stands in for the model during a dry pass of `evaluate`: notes every call and answers as a model
+    that finds nothing would (no relation stated, "unknown"), so the pass goes on without the server."""
+
+    def __init__(self, model: str):
+        self.model = model
+        self.calls: list[tuple[str, str, dict | None, int | None]] = []
+
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None,
+                  validate: object = None) -> ChatReply:
+        self.calls.append((system, user, schema, max_tokens))
+        content = '{"states": false, "subject": "", "object": ""}' if schema else "unknown"
+        return ChatReply(content, 0, 0, 0.0, cached=True)
+
+
+def read_ahead(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
+               designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
+               extractor: Extractor | None = None, concurrency: int = 1) -> int:
+    """Ask the server now, `concurrency` calls at a time, for what `evaluate` with the same arguments will
+    ask a model reader (and the extractor, for pages read at question time); returns how many calls were
+    noted. A dry pass notes the calls: every first hop, and every later hop the dry answers reach. The
+    replies wait in the client until `evaluate` asks for them in its own order, so the rows, the cache and
+    the accounting are those of one call at a time; a call the dry pass could not foresee (a second hop
+    after a real answer) is simply asked then."""
+    client = getattr(reader, "client", None)
+    if concurrency <= 1 or not isinstance(client, CachedClient):
+        return 0
+    recorder = _CallRecorder(client.model)
+    dry_reader = copy.copy(reader)
+    dry_reader.client = recorder  # type: ignore[attr-defined]
+    dry_extractor = extractor
+    if extractor is not None and hasattr(extractor, "with_client"):  # a model extractor: its calls too
+        dry_extractor = extractor.with_client(recorder)
+    evaluate(layer, world, scenario, step, dry_reader, designs, retriever, dry_extractor)
+    client.prefetch(recorder.calls, concurrency)
+    return len(recorder.calls)
 
 
 def accuracy(rows: list[dict]) -> float:

@@ -10,8 +10,10 @@ the repeat. A reply that is not usable is a recorded issue on the page, never a 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .call_cache import CachedClient, call_key
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
@@ -61,6 +63,12 @@ class ModelExtractor:
         # The id the run was configured with (the graph's code version), stored on every fact it writes.
         self.id = extractor_id or model_extractor_id(client.model, prompt_version, ontology, world_text)
         self._ahead: dict[tuple[str, str], ChatReply | ModelCallFailed] = {}  # see read_ahead
+
+    def with_client(self, client: Any) -> ModelExtractor:
+        """The same extractor asking another client (a dry pass that notes calls), with nothing read ahead."""
+        other = copy.copy(self)
+        other.client, other._ahead = client, {}
+        return other
 
     def _readable_units(self, page: StoredPage) -> list[Unit]:
         # No fact sentence is this long (the ontology never matches one either).

@@ -37,8 +37,9 @@ class StudySettings(BaseModel):
                                            "answers from evidence cut to the hop's statements)")
     timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
     replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
-    concurrency: int = Field(1, ge=1, le=64, description="model calls the extractor keeps in flight at once (match "
-                                                         "the server's slots); the rows are the same for every value")
+    concurrency: int = Field(1, ge=1, le=64, description="model calls the extractor and the reader keep in flight at "
+                                                         "once (match the server's slots); the rows are the same for "
+                                                         "every value")
 
     @field_validator("prompt")
     @classmethod

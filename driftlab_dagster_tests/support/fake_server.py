@@ -35,6 +35,8 @@ class FakeModelServer:
         self.latency = latency  # seconds every chat reply takes, as a model decoding it would
         self.in_flight = 0
         self.most_in_flight = 0  # the most chat calls the server held at once
+        self.reader_in_flight = 0
+        self.most_reader_in_flight = 0  # the most reader calls (a plain-text answer) held at once
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.chat_requests = 0
@@ -80,14 +82,18 @@ class FakeModelServer:
                     return
                 # A call counts as held while the "model" decodes it, before its reply is sent: a client that
                 # waits for each reply can then never be seen holding two.
+                reader = request.get("response_format") is None
                 with server._lock:
                     server.in_flight += 1
                     server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                    server.reader_in_flight += reader
+                    server.most_reader_in_flight = max(server.most_reader_in_flight, server.reader_in_flight)
                 try:
                     time.sleep(server.latency)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                        server.reader_in_flight -= reader
                 server.respond(self, request, n)
 
         self._http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)

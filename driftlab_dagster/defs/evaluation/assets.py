@@ -2,7 +2,7 @@ import dagster as dg
 import pandas as pd
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
-from driftlab_dagster.core.evaluation import evaluate
+from driftlab_dagster.core.evaluation import evaluate, read_ahead
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.warehouse import replace_slices, stored_layer, transaction
@@ -33,6 +33,9 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                     layer = stored_layer(conn, world, where)
                     retriever = session.retriever(layer.store.sorted_pages())
                     step = world.checkpoint(where.day).step
+                    # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
+                    read_ahead(layer, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
+                               session.extractor, ctx.settings.concurrency)
                     found = evaluate(layer, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
                                      session.extractor)
                     rows += [{**where.columns, **r} for r in found]
