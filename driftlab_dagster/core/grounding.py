@@ -22,6 +22,10 @@ from collections.abc import Iterator
 
 from .ontology import Predicate, Triple
 
+# Named in every model extractor's id (its code version): a change to what grounding keeps from the same
+# replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
+GROUNDING_VERSION = "lists-and-narrow-values"
+
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from .grounding import MadeUpNames
+from .grounding import GROUNDING_VERSION, MadeUpNames
 from .ontology import Ontology, Predicate
 from .replies import STALE_MARKER
 
@@ -119,10 +119,11 @@ def extraction_prompt_text(ontology: Ontology, prompt_version: str, world_text: 
 
 
 def model_extractor_id(model: str, prompt_version: str, ontology: Ontology, world_text: str = "") -> str:
-    """kind:model:prompt version:prompt hash. The hash changes whenever the ontology (or, for examples made
-    up to avoid the world's names, the world) changes the prompt."""
+    """kind:model:prompt version:hash. The hash changes whenever the ontology (or, for examples made up to
+    avoid the world's names, the world) changes the prompt, and whenever grounding keeps other facts from the
+    same replies (GROUNDING_VERSION)."""
     text = extraction_prompt_text(ontology, prompt_version, world_text)
-    return f"model:{model}:{prompt_version}:{prompt_hash(text)}"
+    return f"model:{model}:{prompt_version}:{prompt_hash(text + chr(10) + GROUNDING_VERSION)}"
 
 
 # ---------------------------------------------------------------------------------------------------------
