@@ -210,6 +210,17 @@ def _finished(base: str, launched: dict) -> str:
         time.sleep(2)
 
 
+def _catalog_backfill(base: str, keys: list[str]) -> str:
+    """What the Catalog's *Materialize…* launches for these partitions of the study's assets: its status."""
+    launched = graphql(base, """mutation($keys: [String!]!) { launchPartitionBackfill(backfillParams: {
+        assetSelection: [{path: ["tessaly_freight", "pages"]}, {path: ["tessaly_freight", "extraction_log"]},
+                         {path: ["tessaly_freight", "fact_graph"]}, {path: ["tessaly_freight", "governed_graph"]},
+                         {path: ["tessaly_freight", "answers"]}],
+        partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } """
+                       """... on PythonError { message } } }""", {"keys": keys})["launchPartitionBackfill"]
+    return _finished(base, launched)
+
+
 def _step_failures(base: str, run_id: str) -> list[str]:
     run = graphql(base, """query($id: ID!) { runOrError(runId: $id) { ... on Run { eventConnection {
         events { __typename ... on ExecutionStepFailureEvent { error { message } } } } } } }""",
@@ -240,18 +251,18 @@ def test_a_backfill_from_the_jobs_page_is_refused_before_it_writes_one_partition
     assert failures and all("Launch the backfill from the Catalog" in m for m in failures), failures
     assert {k: _metadata(base, "fact_graph", k)["runId"] for k in keys} == before
 
+    # The route the message names writes them, each with its check results.
+    assert _catalog_backfill(base, keys) == "COMPLETED_SUCCESS"
+    for key in keys:
+        latest = _metadata(base, "fact_graph", key)
+        assert latest["runId"] != before[key]
+        assert _check(base, "pages_changed_since_read", key)["runId"] == latest["runId"]
+
 
 def test_a_backfill_of_one_scenario_then_an_extractor_change(ui):
     base = ui["base"]
     before = {k: _metadata(base, "fact_graph", k)["runId"] for k in STALE_GRAPH_KEYS + ["2026-09-29|Fresh"]}
-    launched = graphql(base, """mutation($keys: [String!]!) { launchPartitionBackfill(backfillParams: {
-        assetSelection: [{path: ["tessaly_freight", "pages"]}, {path: ["tessaly_freight", "extraction_log"]},
-                         {path: ["tessaly_freight", "fact_graph"]}, {path: ["tessaly_freight", "governed_graph"]},
-                         {path: ["tessaly_freight", "answers"]}],
-        partitionNames: $keys}) { __typename ... on LaunchBackfillSuccess { backfillId } """
-                       """... on PythonError { message } } }""",
-                       {"keys": STALE_GRAPH_KEYS})["launchPartitionBackfill"]
-    assert _finished(base, launched) == "COMPLETED_SUCCESS"
+    assert _catalog_backfill(base, STALE_GRAPH_KEYS) == "COMPLETED_SUCCESS"
 
     # Only the backfilled scenario was materialised again, each partition with its own numbers and checks.
     after = {k: _metadata(base, "fact_graph", k) for k in STALE_GRAPH_KEYS + ["2026-09-29|Fresh"]}
