@@ -94,23 +94,28 @@ def main() -> None:
             url = args.url or server.url  # type: ignore[union-attr]
             client = CachedClient(OpenAICompatibleClient(url, model, timeout=300), load_call_cache(conn))
         extractor = ModelExtractor(world.ontology, client, world_text=world.text, units=world.text_units)
+
+        def keep() -> None:
+            """Save what was paid for, should the run be stopped (replayed replies cost nothing: not saved)."""
+            if not args.replay:
+                save_call_cache(conn, client.new_entries)
+            client.new_entries.clear()
+
         started = time.perf_counter()
         # All calls first, grouped by relation as a study step asks them: the server then re-reads only the
         # unit, not the relation's worked examples (llama.cpp's prefix match), several times faster.
         ahead = [u for u, _ in units]
-        for start in range(0, len(ahead), 50):  # keep what was paid for, should the run be stopped
+        for start in range(0, len(ahead), 50):
             extractor.read_ahead_units(ahead[start:start + 50])
-            save_call_cache(conn, client.new_entries)
-            client.new_entries.clear()
+            keep()
             print(f"  asked {min(start + 50, len(ahead))}/{len(ahead)} units, {time.perf_counter() - started:.0f} s",
                   flush=True)
         counts: Counter[str] = Counter()
         missed_by: Counter[str] = Counter()
         for n, (unit, truth) in enumerate(units, 1):
             got = extractor.extract_unit(unit)
-            if n % 25 == 0:  # keep what was paid for, should the run be stopped
-                save_call_cache(conn, client.new_entries)
-                client.new_entries.clear()
+            if n % 25 == 0:
+                keep()
             asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.context)}
             counts["extracted"] += len(got)
             counts["labelled"] += len(truth)
@@ -127,8 +132,7 @@ def main() -> None:
                     if not any(same(world, g, t) for t in truth):
                         print(f"  false  {g} from {unit.render()!r}")
         seconds = time.perf_counter() - started
-        if not args.replay:
-            save_call_cache(conn, client.new_entries)
+        keep()
     if args.record:
         needed = sorted(extractor.call_keys([u for u, _ in units]))
         missing = [k for k in needed if k not in client.entries]
