@@ -1,7 +1,7 @@
 """Model calls in flight (`--concurrency k`): the extractor and the reader keep up to k calls at the server at
 once, and the run records the same rows, byte for byte, as one call at a time; a broken server still stops the run with
 the failure streak's one line. The command runs in this process against a loopback OpenAI-compatible server
-(support/fake_server.py) with the real `openai` client, a real Dagster run and a real DuckDB file."""
+(driftlab_dagster/loopback_server.py) with the real `openai` client, a real Dagster run and a real DuckDB file."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from driftlab_dagster import cli
 from driftlab_dagster.core import clients
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.loopback_server import LoopbackModelServer
 from driftlab_dagster.project import DEFAULT_WORLD
-from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
 pytestmark = pytest.mark.dagster
 
@@ -53,7 +53,7 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
     for k in (1, 8):
         out = tmp_path / f"k{k}"
         out.mkdir()
-        with FakeModelServer(ontology, latency=0.05) as server:
+        with LoopbackModelServer(ontology, latency=0.05) as server:
             code, err = run(server.url, out, k)
             seen[k] = server.most_in_flight, server.most_reader_in_flight
         assert code == 0, err
@@ -66,7 +66,7 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
 
 
 def test_a_broken_server_still_stops_the_run_in_one_line_with_calls_in_flight(ontology, tmp_path, run):
-    with FakeModelServer(ontology, "error500") as server:
+    with LoopbackModelServer(ontology, "error500") as server:
         code, err = run(server.url, tmp_path, 8)
         requests = server.chat_requests
     assert code == 2
