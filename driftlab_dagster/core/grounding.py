@@ -26,7 +26,7 @@ from .ontology import Predicate, Triple
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
-GROUNDING_VERSION = "lists-narrow-values-inflected-cues-object-in-unit"
+GROUNDING_VERSION = "lists-narrow-values-inflected-cues-ss-object-in-unit"
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -137,8 +137,11 @@ _INFLECTIONS = ("ing", "ed", "es", "s", "e", "d")
 
 def _stem(word: str) -> str:
     """The word without one inflection ending and a doubled last consonant ("submitted" -> "submit",
-    "approves" and "approved" -> "approv"); never shorter than three letters."""
+    "approves" and "approved" -> "approv"); never shorter than three letters. A final "ss" is the word's
+    own ("pass", "access"), not a plural: "pass" stays "pass", as "passes" and "passed" become."""
     for ending in _INFLECTIONS:
+        if ending == "s" and word.endswith("ss"):
+            continue
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[:-len(ending)]
             break

@@ -242,6 +242,11 @@ def test_a_cue_word_finds_its_inflections_and_never_a_longer_word_it_starts():
     assert relations_to_ask("Requests are approved by the Travel Office.", [handled]) == [handled]
     assert relations_to_ask("Keep 20% of your timesheet notes.", [hours]) == []
     assert relations_to_ask("Spend 20% of your time on learning.", [hours]) == [hours]
+    # A word whose own last letters are "ss" is not a plural: the cue "pass" finds "passes" and "passed".
+    parking = _open("amount", cues=("pass",))
+    assert relations_to_ask("We pay for two passes a month.", [parking]) == [parking]
+    assert relations_to_ask("Your request is passed to the office.", [parking]) == [parking]
+    assert relations_to_ask("Pay at the pasta bar.", [parking]) == []
 
 # ----- 7: how a relation is asked -----
 
