@@ -118,7 +118,7 @@ class LoopbackModelServer:
             return json.dumps({"facts": [t._asdict() for t in self.ontology.parse(user)]})
         return json.dumps({"answer": "unknown", "possibly_stale": False})
 
-    def embed(self, handler, request: dict) -> None:  # type: ignore[no-untyped-def]
+    def embed(self, handler, request: dict) -> None:
         """OpenAI's /v1/embeddings or Ollama's /api/embed: 8 numbers per text from its hash; broken on purpose
         in the embed_* modes (every other vector one number short; HTTP 500)."""
         if self.mode == "embed_error500":
@@ -136,7 +136,7 @@ class LoopbackModelServer:
                     "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]}
         handler._send(200, json.dumps(body).encode())
 
-    def respond(self, handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+    def respond(self, handler, request: dict, n: int) -> None:
         mode = self.mode
         content = self.healthy_content(request)
         if mode == "poisoned":
