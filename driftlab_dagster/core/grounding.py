@@ -27,7 +27,7 @@ from .values import VALUE_KINDS
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
-GROUNDING_VERSION = "lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names"
+GROUNDING_VERSION = "lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -246,6 +246,8 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         found = _the_only_value(shape, sentence)
     if found is not None and role == "object" and _a_measure_for_a_name(found, shape):
         return None
+    if found is not None and role == "object" and shape in _NAME_SHAPES:
+        found = _name_without_the_sentence_around_it(found, shape, sentence)
     return found if found is not None and _names_something(found) else None
 
 
@@ -262,6 +264,22 @@ def _a_measure_for_a_name(value: str, shape: str | None) -> bool:
     """A value of a broad kind that is, as a whole, an amount, a duration, a percentage, a bare number or an
     e-mail address: the model put a measure where a name belongs."""
     return _broad(shape) and any(m.fullmatch(value) for m in _MEASURES)
+
+
+_NAME_SHAPES = {VALUE_KINDS[kind] for kind in ("name", "person", "people")}
+
+
+def _name_without_the_sentence_around_it(value: str, shape: str, sentence: str) -> str | None:
+    """A name (of a tool, an office, a person, a channel) never starts or ends with a word that names nothing:
+    "and personnel OGC" is "personnel OGC", "is your one-stop-shop" is "one-stop-shop". The model's span took
+    in the sentence around the name. Only the open world's name kinds: a templated world's shapes say what
+    they accept."""
+    words = value.split()
+    while words and words[0] in _EMPTY_WORDS:
+        words.pop(0)
+    while words and words[-1] in _EMPTY_WORDS:
+        words.pop()
+    return normalise(" ".join(words), shape, sentence) if words else None
 
 
 def _the_only_value(shape: str | None, sentence: str) -> str | None:

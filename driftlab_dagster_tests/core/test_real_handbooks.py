@@ -225,6 +225,22 @@ def test_a_measure_is_never_a_name():
     assert ground(Triple("password", "time_limit", "90 days"), limit, said) is not None
 
 
+def test_a_name_is_cut_free_of_the_words_around_it():
+    # Seen in the 0.5B model's replies on 18F units: "and personnel OGC" for one office of a list, "your
+    # calendar and" for a tool. No labelled 18F name starts or ends with a word that names nothing.
+    handled = _open("handled_by", obj="name", cues=("reviewed",))
+    said = "Detail IAAs are reviewed by GSA OHRM, fiscal OGC, and personnel OGC."
+    assert ground(Triple("Detail IAAs", "handled_by", "and personnel OGC"), handled, said) \
+        == Triple("Detail IAAs", "handled_by", "personnel OGC")
+    tool = _open("uses_tool", obj="name", cues=("mark",))
+    assert ground(Triple("Travel", "uses_tool", "your calendar and"), tool, "Travel: mark your calendar and go.") \
+        == Triple("Travel", "uses_tool", "calendar")
+    assert ground(Triple("Travel", "uses_tool", "your and"), tool, "Travel: mark your and go.") is None
+    phrase = _open("scheduled_on", obj="phrase", cues=("due",))  # a phrase may start with such a word
+    assert ground(Triple("Timesheets", "scheduled_on", "by noon"), phrase, "Timesheets are due by noon.") \
+        == Triple("Timesheets", "scheduled_on", "by noon")
+
+
 # ----- 6: relation routing -----
 
 def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
