@@ -31,6 +31,7 @@ from driftlab_dagster.core.world import World
 from driftlab_dagster.defs import build_definitions, study_contexts
 from driftlab_dagster.defs.automation import study_selection
 from driftlab_dagster.defs.context import StudyContext
+from driftlab_dagster.processes import is_zombie, process_start
 from driftlab_dagster.project import REPOSITORY_LABEL
 
 # Failures surface as one line from the command, so Dagster's console logger stays silent.
@@ -150,34 +151,11 @@ def _contiguous(chosen: list[str], order: list[str]) -> list[list[str]]:
 # Runs that died, and the DuckDB pool.
 
 
-def _stat_fields(pid: int) -> list[str]:
-    """/proc/<pid>/stat after the command name (which may hold spaces and parentheses): the state is
-    field 0, the start time field 19. Linux only; elsewhere (or for a pid that is gone) an empty list."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
-
-
-def _process_start(pid: int) -> str:
-    """The kernel's start time of a process (clock ticks since boot): a pid reused later has another. Read
-    from /proc (Linux; the standard library has no portable way); elsewhere "" and the pid alone decides."""
-    fields = _stat_fields(pid)
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _is_zombie(pid: int) -> bool:
-    """A process killed (kill -9) but not yet reaped by its parent still answers kill(pid, 0): its state
-    Z (zombie) or X (dead) says it runs nothing and holds nothing."""
-    fields = _stat_fields(pid)
-    return bool(fields) and fields[0] in ("Z", "X")
-
-
 def process_tags() -> dict[str, str]:
     """Who started the run (to free its pool slots should it die), and where its job lives: Dagster's own
     `.dagster/repository` tag, which the job pages and Overview's timeline filter on; a run started in
     process carries no code-location origin, and without the tag the UI said the job had never run."""
-    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), START_TAG: _process_start(os.getpid()),
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), START_TAG: process_start(os.getpid()),
             REPOSITORY_TAG: REPOSITORY_LABEL}
 
 
@@ -191,9 +169,9 @@ def _process_gone(tags: dict[str, str]) -> bool:
         return True
     except PermissionError:
         return False
-    if _is_zombie(pid):
+    if is_zombie(pid):
         return True
-    return bool(tags.get(START_TAG)) and _process_start(pid) != tags[START_TAG]
+    return bool(tags.get(START_TAG)) and process_start(pid) != tags[START_TAG]
 
 
 def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:

@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from driftlab_dagster.core.errors import UserError
+from driftlab_dagster.processes import runs
 from driftlab_dagster.project import PROJECT_ROOT
 
 DEFAULT_STATE = PROJECT_ROOT / ".state"
@@ -160,14 +161,6 @@ def _pid_file(pg: LocalPostgres, name: str) -> Path:
     return pg.state / f"{name}.pid"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def start_services(pg: LocalPostgres, env: dict[str, str] | None = None) -> dict[str, int]:
     """Start the webserver and the daemon on the PostgreSQL instance, each in its own process group (so `down`
     takes their children with them); a service already running is left as it is."""
@@ -176,7 +169,7 @@ def start_services(pg: LocalPostgres, env: dict[str, str] | None = None) -> dict
     pids = {}
     for name, command in SERVICES.items():
         pid_file = _pid_file(pg, name)
-        if pid_file.exists() and _alive(int(pid_file.read_text())):
+        if pid_file.exists() and runs(int(pid_file.read_text())):
             pids[name] = int(pid_file.read_text())
             continue
         with open(pg.state / f"{name}.log", "ab") as log:
@@ -193,15 +186,15 @@ def stop_services(pg: LocalPostgres, grace: float = 20.0) -> None:
         if not pid_file.exists():
             continue
         pid = int(pid_file.read_text())
-        if _alive(pid):
+        if runs(pid):
             try:
                 os.killpg(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
             deadline = time.monotonic() + grace
-            while _alive(pid) and time.monotonic() < deadline:
+            while runs(pid) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            if _alive(pid):
+            if runs(pid):
                 os.killpg(pid, signal.SIGKILL)
         pid_file.unlink()
 

@@ -113,9 +113,10 @@ def test_ctrl_c_stops_a_headless_run_and_the_next_run_completes(home, tmp_path, 
 
 def _held_by_a_process(instance: dg.DagsterInstance, process: subprocess.Popen) -> dg.DagsterRun:
     """A headless run, as `driftlab run` tags it, whose process is `process`, holding the pool's only slot."""
-    from driftlab_dagster.headless import HOST_TAG, PID_TAG, START_TAG, _process_start
+    from driftlab_dagster.headless import HOST_TAG, PID_TAG, START_TAG
+    from driftlab_dagster.processes import process_start
 
-    tags = {PID_TAG: str(process.pid), HOST_TAG: socket.gethostname(), START_TAG: _process_start(process.pid)}
+    tags = {PID_TAG: str(process.pid), HOST_TAG: socket.gethostname(), START_TAG: process_start(process.pid)}
     run = instance.add_run(dg.DagsterRun(job_name="tessaly_freight__study", run_id="fedcba9876543210fedcba9876543210",
                                          status=dg.DagsterRunStatus.STARTED, tags=tags))
     instance.event_log_storage.initialize_concurrency_limit_to_default("duckdb")
