@@ -6,10 +6,11 @@ For every question and every checkpoint whose answer is not "none" and that has 
 verbatim quote), it finds the reading unit that holds the quote (core/units.py: a sentence, a list item, a
 table row, each with its heading trail) and asks:
 
-- **reach**: does that unit, with its trail, write both the question's entity (every content word of it,
-  as the governed graph links a question's name: values.names_match) and the answer (in the one
-  normalisation, core/values.py)? Then a perfect extractor could turn it into the right fact. The share of
-  dated answers that pass is the ceiling of every graph design.
+- **reach**: does that unit, with its trail, write the question's entity (every content word of it,
+  as the governed graph links a question's name: values.names_match), and the unit itself the answer (in
+  the one normalisation, core/values.py; grounding takes a value from the unit, never its headings)? Then
+  a perfect extractor could turn it into the right fact. The share of dated answers that pass is the
+  ceiling of every graph design.
 - **routed**: is the question's relation among the relations the unit is asked about
   (grounding.relations_to_ask)? A unit that is never asked about its relation cannot reach the graph.
 
@@ -79,7 +80,7 @@ def measure(world: CorpusWorld, show_misses: bool = False) -> dict[str, int]:
             spellings = [answer, *next((v for k, v in q.accepted.items() if normalise(k) == normalise(answer)), [])]
             reached = [u for u in units
                        if (named or names_match(world.name_key(entity), world.name_key(f"{u.context} {u.text}")))
-                       and any(normalise(s) in normalise(f"{u.context} {u.text}") for s in spellings)]
+                       and any(normalise(s) in normalise(u.text) for s in spellings)]
             if not reached:
                 counts["unit lacks entity or answer"] += 1
                 if show_misses:

@@ -1,14 +1,16 @@
 """Keeping a model's triples honest, routing statements to relations, and examples that cannot mislead.
 
-- `ground`: a triple is kept only when its subject and object are written in the statement it came from or
-  in the statement's section (its page title and headings: real handbooks name the subject there), trimmed
+- `ground`: a triple is kept only when its subject is written in the statement it came from or in the
+  statement's section (its page title and headings: real handbooks name the subject there) and its object
+  in the statement itself (a heading names what a section is about, not the value it states), trimmed
   to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number, "the Helix
   team" -> "Helix" for a one-word name), with an adjacent currency sign or percent sign kept as written. A
   fixed-subject predicate gets its fixed subject.
 - `relations_to_ask`: the relations a statement (with its section) uses a cue of and could state (a value
-  of the relation's object kind is written in it). A cue is a word (word starts match: "costs" finds
-  "cost"), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only
-  add relations, so declaring one more can never make a relation less likely to be asked.
+  of the relation's object kind is written in it). A cue is a word (its inflections match: "costs" finds
+  "cost", "approves" finds "approved"; "form" never finds "formerly"), a phrase (its words in order) or a
+  symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only add relations, so declaring one more can
+  never make a relation less likely to be asked.
 - `enumeration`: the other values of the list a kept value is written in ("#dev, #g-frontend, and #infra"): a
   reply names one value, the statement states them all.
 - `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
@@ -24,7 +26,7 @@ from .ontology import Predicate, Triple
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
-GROUNDING_VERSION = "lists-and-narrow-values"
+GROUNDING_VERSION = "lists-narrow-values-inflected-cues-object-in-unit"
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -129,9 +131,27 @@ def cues_of(predicate: Predicate) -> tuple[str, ...]:
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 
 
+# Inflections a cue word may be written with: "review" is used by "reviews", "reviewed", "reviewing".
+_INFLECTIONS = ("ing", "ed", "es", "s", "e", "d")
+
+
+def _stem(word: str) -> str:
+    """The word without one inflection ending and a doubled last consonant ("submitted" -> "submit",
+    "approves" and "approved" -> "approv"); never shorter than three letters."""
+    for ending in _INFLECTIONS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[:-len(ending)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]
+    return word
+
+
 def _word_hit(word: str, words: list[str]) -> bool:
-    """A cue word is used when a word of the text starts with it, or (4 letters at least) is its start."""
-    return any(w.startswith(word) or word.startswith(w) and len(w) >= 4 for w in words)
+    """A cue word is used when a word of the text is it or an inflection of the same word ("reviews" finds
+    "reviewed"). Not a mere shared start: "form" is not "formerly", "in" is not "information"."""
+    stem = _stem(word)
+    return any(w == word or _stem(w) == stem for w in words)
 
 
 def _cue_hit(cue: str, text: str, words: list[str]) -> bool:
@@ -143,8 +163,10 @@ def _cue_hit(cue: str, text: str, words: list[str]) -> bool:
     parts = re.findall(r"[a-z0-9]+", cue)
     if len(parts) == 1:
         return _word_hit(parts[0], words)
-    # A phrase: its words in order, the last one possibly inflected ("paid parental leave" finds "leaves").
-    pattern = r"(?<![a-z0-9])" + r"\W+".join(re.escape(p) for p in parts) + r"[a-z0-9]*"
+    # A phrase: its words in order, the last one possibly inflected ("paid parental leave" finds "leaves",
+    # but "of your time" does not find "of your timesheet").
+    pattern = (r"(?<![a-z0-9])" + r"\W+".join(re.escape(p) for p in parts)
+               + r"(?:" + "|".join(_INFLECTIONS) + r")?(?![a-z0-9])")
     return re.search(pattern, text) is not None
 
 
@@ -184,8 +206,8 @@ def _subject_first(predicate: Predicate) -> bool | None:
 
 def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "") -> Triple | None:
     """The triple as the statement supports it, or None when it does not state it: the statement (with its
-    section, `context`) must speak of the relation (one of its cues) and write the subject and the object,
-    each in the statement or in its section. A pair the model turned around ("Canopy ships with Gapfinder"
+    section, `context`) must speak of the relation (one of its cues), write the subject in the statement or
+    its section and the object in the statement. A pair the model turned around ("Canopy ships with Gapfinder"
     from "Gapfinder ships with the Canopy tier") is put back in the order the relation's wording gives."""
     if not speaks_of(f"{context}\n{sentence}" if context else sentence, predicate):
         return None
@@ -207,13 +229,14 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
 
 
 def _part(value: str, predicate: Predicate, role: str, sentence: str, context: str = "") -> str | None:
-    """The part as the statement writes it, else as its section does (a heading naming the subject); None
-    when what is left names nothing (only words such as "for", "use", "you")."""
+    """The part as the statement writes it, else (a subject) as its section does: a heading names the
+    subject, never the value ("## Onboarding overview" is not where a Slack channel is). None when what is
+    left names nothing (only words such as "for", "use", "you")."""
     shape = predicate.subject_pattern if role == "subject" else predicate.object_pattern
     found = normalise(value, shape, sentence)
     if found is not None:
         found = fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
-    elif context:
+    elif context and role == "subject":
         found = normalise(value, shape, context)
     if found is None and role == "object" and value.strip():
         found = _the_only_value(shape, sentence)

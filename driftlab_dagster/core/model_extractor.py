@@ -3,7 +3,7 @@
 A page is cut into units (the world's `text_units`: sentences of a templated page, or the statements of a
 markdown page with their heading trail, units.py). A unit is shown with its section and asked only about
 the relations whose cues it or its section uses (grounding.relations_to_ask), one call per relation, and a
-triple is kept only when the unit or its section writes its subject and object (grounding.ground). Units
+triple is kept only when the unit or its section writes its subject and the unit its object (grounding.ground). Units
 repeat across pages and days, so each (relation, unit) call is asked once, ever: the call cache serves
 the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
 """

@@ -47,6 +47,16 @@ def test_a_paragraph_under_a_heading_carries_the_heading_as_its_subject():
     assert ground(Triple("Parking", "benefit", "the whole monthly pass"), benefit, unit.text) is None
 
 
+def test_a_heading_names_the_subject_never_the_value():
+    # Seen in the 0.5B model's replies on 18F units: a heading offered as the object ("Onboarding overview" as
+    # when a meeting is, "About PPL" as a tool). Every labelled 18F fact writes its object in the unit.
+    channel = _open("slack_channel", cues=("reach out",))
+    [unit] = markdown_units("# Onboarding overview\n\n## Security\n\nYou can reach out to Tech Operations.\n")
+    assert ground(Triple("Tech Operations", "slack_channel", "Onboarding overview"), channel, unit.text,
+                  unit.context) is None
+    assert ground(Triple("Security", "slack_channel", "Tech Operations"), channel, unit.text,
+                  unit.context) == Triple("Security", "slack_channel", "Tech Operations")
+
 def test_a_part_that_names_nothing_or_holds_the_other_part_is_no_fact():
     # Both seen in the 0.5B model's replies on 18F units: filler as a subject, and the object's span
     # repeated inside the subject.
@@ -219,6 +229,20 @@ def test_cues_are_phrases_symbols_and_words_outside_urls():
     assert relations_to_ask("See https://wiki.example/owns-and-leads for details.", [owns]) == []
 
 
+
+def test_a_cue_word_finds_its_inflections_and_never_a_longer_word_it_starts():
+    renamed = _open("formerly_called", cues=("formerly",))
+    tool = _open("uses_tool", cues=("in", "form"))
+    handled = _open("handled_by", cues=("approves",))
+    hours = _open("time_allowance", cues=("of your time",))
+    # A shorter word of the text is not the cue it starts: "form" is not "formerly", nor "into" "in".
+    assert relations_to_ask("Email the completed form to travel@example.gov.", [renamed]) == []
+    assert relations_to_ask("Look into the information first.", [_open("x", cues=("in",))]) == []
+    assert relations_to_ask("Email the completed forms to travel.", [tool]) == [tool]  # an inflection
+    assert relations_to_ask("Requests are approved by the Travel Office.", [handled]) == [handled]
+    assert relations_to_ask("Keep 20% of your timesheet notes.", [hours]) == []
+    assert relations_to_ask("Spend 20% of your time on learning.", [hours]) == [hours]
+
 # ----- 7: how a relation is asked -----
 
 def test_a_relation_is_asked_in_its_own_words_or_the_askers():
@@ -244,6 +268,9 @@ def test_a_relation_is_asked_in_its_own_words_or_the_askers():
     (lambda w, q: (w.replace("cues: [owns, owned]}", "cues: [owns, owned], examples: [{sentence: The Zorbrin "
                              "team owns Quvex., subject: Quvex service, object: Zorbrin}]}"), q),
      "predicates.owned_by.examples: the subject 'Quvex service' is written neither in its sentence"),
+    (lambda w, q: (w.replace("cues: [owns, owned]}", "cues: [owns, owned], examples: [{section: Zorbrin team, "
+                             "sentence: Quvex is owned by this team., subject: Quvex, object: Zorbrin}]}"), q),
+     "predicates.owned_by.examples: the object 'Zorbrin' is not written in its sentence"),
 ])
 def test_check_world_refuses_questions_and_examples_the_world_cannot_back(tmp_path, edit, message):
     wiki = make_wiki(tmp_path)

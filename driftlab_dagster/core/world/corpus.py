@@ -164,12 +164,17 @@ class CorpusWorld(World):
             problems += self._question_problems(q, where)
         for name, predicate in self.spec.predicates.items():
             for example in predicate.examples:
+                # As grounding reads: a subject may come from the section (the heading names it), an object
+                # only from the sentence; an example that breaks this teaches what grounding drops.
                 written = _folded(f"{example.section}\n{example.sentence}")
-                for role, part in (("subject", example.subject), ("object", example.object)):
-                    if part and _folded(part) not in written:
-                        problems.append(f"{self.source}: predicates.{name}.examples: the {role} {part!r} is written "
-                                        f"neither in its sentence {example.sentence[:50]!r} nor in its section; copy "
-                                        "it from the sentence, or give the heading that names it as `section:`")
+                if example.subject and _folded(example.subject) not in written:
+                    problems.append(f"{self.source}: predicates.{name}.examples: the subject {example.subject!r} is "
+                                    f"written neither in its sentence {example.sentence[:50]!r} nor in its section; "
+                                    "copy it from the sentence, or give the heading that names it as `section:`")
+                if example.object and _folded(example.object) not in _folded(example.sentence):
+                    problems.append(f"{self.source}: predicates.{name}.examples: the object {example.object!r} is not "
+                                    f"written in its sentence {example.sentence[:50]!r}; copy it from the sentence "
+                                    "(a value is read from the sentence, never from its section)")
         problems += self._permission_problems()
         for r in self.records:
             if r.rename is None and not (r.subject and r.predicate and r.object):
