@@ -7,7 +7,7 @@ waiting on the model is a run's wall time minus that of the same run against the
 Each run is a cold `driftlab run --extractor model` through Dagster (empty DuckDB file, Fresh, the first day)
 in its own process; the four runs of a round are interleaved, and the rows of every run are compared with
 those of k = 1 (results.csv, byte for byte). The server is the test double of the fault tests
-(driftlab_dagster_tests/support/fake_server.py): it reads perfectly and answers the reader "unknown".
+(driftlab_dagster/loopback_server.py): it reads perfectly and answers the reader "unknown".
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.loopback_server import LoopbackModelServer
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
-from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
 
 def one_run(url: str, k: int, reader: str, work: Path) -> tuple[float, bytes]:
@@ -52,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for delay in (0.0, args.delay):
-                with FakeModelServer(ontology, latency=delay) as server:
+                with LoopbackModelServer(ontology, latency=delay) as server:
                     for k in (1, args.k):
                         wall, rows = one_run(server.url, k, args.reader, Path(tmp) / f"r{r}-d{delay}-k{k}")
                         reference = reference or rows

@@ -87,7 +87,7 @@ def measure(world: CorpusWorld, show_misses: bool = False) -> dict[str, int]:
                     print(f"  {q.id} {checkpoint.key}: {entity!r} / {answer!r} not both in {units[0].render()!r}")
                 continue
             counts["reach"] += 1
-            if any(relation in {p.name for p in relations_to_ask(u.text, world.ontology.predicates, u.context)}
+            if any(relation in {p.name for p in relations_to_ask(u.text, world.ontology.predicates, u.own_section)}
                    for u in reached):
                 counts["routed"] += 1
     return dict(counts)

@@ -116,7 +116,7 @@ def main() -> None:
             got = extractor.extract_unit(unit)
             if n % 25 == 0:
                 keep()
-            asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.context)}
+            asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.own_section)}
             counts["extracted"] += len(got)
             counts["labelled"] += len(truth)
             counts["right"] += sum(any(same(world, g, t) for t in truth) for g in got)

@@ -1,7 +1,7 @@
 """Model calls in flight (`--concurrency k`): the extractor and the reader keep up to k calls at the server at
 once, and the run records the same rows, byte for byte, as one call at a time; a broken server still stops the run with
 the failure streak's one line. The command runs in this process against a loopback OpenAI-compatible server
-(support/fake_server.py) with the real `openai` client, a real Dagster run and a real DuckDB file."""
+(driftlab_dagster/loopback_server.py) with the real `openai` client, a real Dagster run and a real DuckDB file."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from driftlab_dagster import cli
 from driftlab_dagster.core import clients
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.loopback_server import LoopbackModelServer
 from driftlab_dagster.model_server import free_port
 from driftlab_dagster.project import DEFAULT_WORLD
-from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
 pytestmark = pytest.mark.dagster
 
@@ -54,7 +54,7 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
     for k in (1, 8):
         out = tmp_path / f"k{k}"
         out.mkdir()
-        with FakeModelServer(ontology, latency=0.05) as server:
+        with LoopbackModelServer(ontology, latency=0.05) as server:
             code, err = run(server.url, out, k)
             seen[k] = server.most_in_flight, server.most_reader_in_flight
         assert code == 0, err
@@ -67,7 +67,7 @@ def test_k_calls_in_flight_give_the_rows_of_one_at_a_time(ontology, tmp_path, ru
 
 
 def test_a_broken_server_still_stops_the_run_in_one_line_with_calls_in_flight(ontology, tmp_path, run):
-    with FakeModelServer(ontology, "error500") as server:
+    with LoopbackModelServer(ontology, "error500") as server:
         code, err = run(server.url, tmp_path, 8)
         requests = server.chat_requests
     assert code == 2
@@ -79,10 +79,10 @@ def test_a_broken_server_still_stops_the_run_in_one_line_with_calls_in_flight(on
 def test_calls_in_flight_spread_over_several_servers_with_the_rows_of_one(ontology, tmp_path, run):
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir(), two.mkdir()
-    with FakeModelServer(ontology, latency=0.05) as server:
+    with LoopbackModelServer(ontology, latency=0.05) as server:
         code, err = run(server.url, one, 1)
     assert code == 0, err
-    with FakeModelServer(ontology, latency=0.05) as a, FakeModelServer(ontology, latency=0.05) as b:
+    with LoopbackModelServer(ontology, latency=0.05) as a, LoopbackModelServer(ontology, latency=0.05) as b:
         code, err = run(f"{a.url},{b.url}", two, 4)
         shares = a.chat_requests, b.chat_requests
     assert code == 0, err
@@ -94,7 +94,7 @@ def test_calls_in_flight_spread_over_several_servers_with_the_rows_of_one(ontolo
 
 def test_a_server_of_several_that_is_down_is_named_before_anything_is_read(ontology, tmp_path, run):
     down = f"http://127.0.0.1:{free_port()}"
-    with FakeModelServer(ontology) as server:
+    with LoopbackModelServer(ontology) as server:
         code, err = run(f"{server.url},{down}", tmp_path, 2)
         asked = server.chat_requests
     assert code == 2

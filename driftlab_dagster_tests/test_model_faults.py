@@ -25,8 +25,8 @@ from driftlab_dagster.core.replies import (
     validate_relation_reply,
 )
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.loopback_server import LoopbackModelServer
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
-from driftlab_dagster_tests.support.fake_server import FakeModelServer
 
 pytestmark = pytest.mark.dagster
 
@@ -96,7 +96,7 @@ def ontology():
 def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothing(ontology, tmp_path, mode,
                                                                                    complaint, run_command):
     database = tmp_path / "d.duckdb"
-    with FakeModelServer(ontology, mode) as server:
+    with LoopbackModelServer(ontology, mode) as server:
         done = run_command(server.url, database, tmp_path)
         requests = server.chat_requests
     assert done.returncode == 2, done.stdout + done.stderr
@@ -106,7 +106,7 @@ def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothi
     assert requests <= 8 * (2 + 3)
     assert _cached_replies_are_all_usable(database) == 0
 
-    with FakeModelServer(ontology, "healthy") as healthy:
+    with LoopbackModelServer(ontology, "healthy") as healthy:
         rerun = run_command(healthy.url, database, tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert _cached_replies_are_all_usable(database) > 0
@@ -116,7 +116,7 @@ def test_a_server_that_keeps_failing_stops_the_run_in_one_line_and_poisons_nothi
 
 @pytest.mark.parametrize("mode", ["slow", "dropped"])
 def test_a_slow_reply_or_a_dropped_connection_is_retried_and_the_run_completes(ontology, tmp_path, mode, run_command):
-    with FakeModelServer(ontology, mode) as server:
+    with LoopbackModelServer(ontology, mode) as server:
         done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("model calls: ")
@@ -125,20 +125,20 @@ def test_a_slow_reply_or_a_dropped_connection_is_retried_and_the_run_completes(o
 
 
 def test_a_run_with_too_many_unusable_replies_says_so_last_and_exits_non_zero(ontology, tmp_path, run_command):
-    with FakeModelServer(ontology, "flaky") as server:
+    with LoopbackModelServer(ontology, "flaky") as server:
         done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert "failed or came back unusable" in last and "--max-failed-share 0.02" in last
     assert _cached_replies_are_all_usable(tmp_path / "d.duckdb") > 0
-    with FakeModelServer(ontology, "flaky") as server:  # a threshold the user chose lets it pass
+    with LoopbackModelServer(ontology, "flaky") as server:  # a threshold the user chose lets it pass
         done = run_command(server.url, tmp_path / "d2.duckdb", tmp_path, "--max-failed-share", "0.5")
     assert done.returncode == 0, done.stderr
 
 
 def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_database(ontology, tmp_path, run_command,
                                                                                     monkeypatch):
-    with FakeModelServer(ontology, "healthy") as server:
+    with LoopbackModelServer(ontology, "healthy") as server:
         with monkeypatch.context() as env:
             env.setenv("OPENAI_API_KEY", "sk-test-123456")
             with_key = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
@@ -160,7 +160,7 @@ def test_credentials_come_from_the_environment_and_never_reach_a_log_or_the_data
 def test_as_a_separate_process_a_failing_server_exits_2_with_one_line(ontology, tmp_path):
     """The exit code and the one line a shell (or a scheduler) sees, from the command as its own process."""
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
-    with FakeModelServer(ontology, "poisoned") as server:
+    with LoopbackModelServer(ontology, "poisoned") as server:
         done = subprocess.run([sys.executable, "-m", "driftlab_dagster", *_argv(server.url, tmp_path / "d.duckdb",
                                                                                   tmp_path)],
                               capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=600)
@@ -178,9 +178,9 @@ def test_embeddings_that_fail_stop_the_run_in_one_line_naming_the_server_and_the
                                                                                      complaint, run_command):
     """Issue 21, items 1-3: `ReplyInvalid: embeddings of different lengths` and `ModelCallFailed ... (after 3
     attempts)` escaped from the `answers` asset as tracebacks (retrieval cannot go on without embeddings)."""
-    from driftlab_dagster_tests.support.fake_server import EMBED_MODEL
+    from driftlab_dagster.loopback_server import EMBED_MODEL
 
-    with FakeModelServer(ontology, mode) as server:
+    with LoopbackModelServer(ontology, mode) as server:
         done = run_command(server.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex", "--reader",
                            "deterministic", "--retrieval", "embed", "--api", api, "--embed-model", EMBED_MODEL)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -188,7 +188,7 @@ def test_embeddings_that_fail_stop_the_run_in_one_line_naming_the_server_and_the
     assert f"embeddings from {api} server {server.url} (embedding model '{EMBED_MODEL}') failed" in done.stderr
     assert complaint in done.stderr and "--embed-model" in done.stderr
 
-    with FakeModelServer(ontology, "healthy") as healthy:  # the same run against a healthy server completes
+    with LoopbackModelServer(ontology, "healthy") as healthy:  # the same run against a healthy server completes
         rerun = run_command(healthy.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex", "--reader",
                             "deterministic", "--retrieval", "embed", "--api", api, "--embed-model", EMBED_MODEL)
     assert rerun.returncode == 0, rerun.stderr
@@ -198,7 +198,7 @@ def test_a_server_that_answers_html_for_its_list_of_models_is_named_as_not_opena
                                                                                             run_command):
     """Issue 21, item 15: it said "unreadable reply (AttributeError: 'str' object has no attribute
     '_set_private_attributes')"."""
-    with FakeModelServer(ontology, "html_models") as server:
+    with LoopbackModelServer(ontology, "html_models") as server:
         done = run_command(server.url, tmp_path / "d.duckdb", tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert f"the server at {server.url} answered {server.url}/v1/models with HTML" in done.stderr
@@ -211,7 +211,7 @@ def test_a_call_that_keeps_the_run_waiting_is_said_without_progress(ontology, tm
     from driftlab_dagster.core import progress
 
     monkeypatch.setattr(progress, "WAIT_NOTICE_SECONDS", 0.3)
-    with FakeModelServer(ontology, "sluggish", delay=0.9) as server:
+    with LoopbackModelServer(ontology, "sluggish", delay=0.9) as server:
         done = run_command(server.url, tmp_path / "d.duckdb", tmp_path, "--extractor", "regex")
     assert done.returncode == 0, done.stderr
     notices = [line for line in done.stderr.splitlines() if line.startswith("still waiting for ")]

@@ -23,10 +23,11 @@ import re
 from collections.abc import Iterator
 
 from .ontology import Predicate, Triple
+from .values import VALUE_KINDS
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
-GROUNDING_VERSION = "lists-narrow-values-inflected-cues-object-in-unit"
+GROUNDING_VERSION = "lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names"
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -137,8 +138,11 @@ _INFLECTIONS = ("ing", "ed", "es", "s", "e", "d")
 
 def _stem(word: str) -> str:
     """The word without one inflection ending and a doubled last consonant ("submitted" -> "submit",
-    "approves" and "approved" -> "approv"); never shorter than three letters."""
+    "approves" and "approved" -> "approv"); never shorter than three letters. A final "ss" is the word's
+    own ("pass", "access"), not a plural: "pass" stays "pass", as "passes" and "passed" become."""
     for ending in _INFLECTIONS:
+        if ending == "s" and word.endswith("ss"):
+            continue
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[:-len(ending)]
             break
@@ -222,7 +226,7 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
     subject = _part(subject_raw, predicate, "subject", sentence, context)
-    obj = _part(object_raw, predicate, "object", sentence, context)
+    obj = _part(object_raw, predicate, "object", sentence)
     if subject is None or obj is None or overlap(subject, obj):
         return None
     return Triple(subject, predicate.name, obj)
@@ -240,14 +244,31 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         found = normalise(value, shape, context)
     if found is None and role == "object" and value.strip():
         found = _the_only_value(shape, sentence)
+    if found is not None and role == "object" and _a_measure_for_a_name(found, shape):
+        return None
     return found if found is not None and _names_something(found) else None
+
+
+# Values no name, person or phrase is: a tool is not "90 days", a meeting's day is not "80%".
+_MEASURES = tuple(re.compile(VALUE_KINDS[kind]) for kind in ("money", "duration", "percentage", "email"))
+
+
+def _broad(shape: str | None) -> bool:
+    """Whether the shape takes plain words (a name, a person, a phrase) rather than a narrow kind."""
+    return shape is None or bool(re.fullmatch(shape, "Ana") or re.fullmatch(shape, "ana"))
+
+
+def _a_measure_for_a_name(value: str, shape: str | None) -> bool:
+    """A value of a broad kind that is, as a whole, an amount, a duration, a percentage, a bare number or an
+    e-mail address: the model put a measure where a name belongs."""
+    return _broad(shape) and any(m.fullmatch(value) for m in _MEASURES)
 
 
 def _the_only_value(shape: str | None, sentence: str) -> str | None:
     """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
     statement writes, when it writes exactly one: the model said the statement states the relation but
     garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
-    if shape is None or re.fullmatch(shape, "Ana") or re.fullmatch(shape, "ana"):
+    if _broad(shape):
         return None
     values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![\w@-])", sentence)}
     return values.pop() if len(values) == 1 else None

@@ -75,7 +75,8 @@ class ModelExtractor:
         return [u for u in self.units(page.body, page.title) if len(u.text) <= MAX_SENTENCE_CHARS]
 
     def _relations_of(self, unit: Unit) -> list[Predicate]:
-        return relations_to_ask(unit.text, self.ontology.predicates, unit.context)
+        # A relation is asked when its cue is in the statement's own section (not a chapter heading above it).
+        return relations_to_ask(unit.text, self.ontology.predicates, unit.own_section)
 
     def read_ahead(self, pages: list[StoredPage]) -> None:
         """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model

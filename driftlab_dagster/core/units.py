@@ -53,6 +53,14 @@ class Unit:
         trail = " > ".join(self.trail)
         return f"{trail} | {self.lead}" if trail and self.lead else trail or self.lead
 
+    @property
+    def own_section(self) -> str:
+        """The statement's own section, as one line: the page title, the statement's own heading and the list's
+        lead-in. Not the headings between: those are chapters ("## Extended leave options" above "### Paid
+        Parental Leave"), and a word in a chapter's heading is not said by every statement under it."""
+        headings = " > ".join(dict.fromkeys(self.trail[:1] + self.trail[-1:]))
+        return f"{headings} | {self.lead}" if headings and self.lead else headings or self.lead
+
     def render(self) -> str:
         """What a model is shown of the unit: its section above it when it has one, else the statement alone
         (a templated page's sentence is shown exactly as before)."""

@@ -209,6 +209,22 @@ def test_a_garbled_value_is_read_as_the_only_value_of_its_kind_the_statement_wri
     assert ground(Triple("Surveys", "uses_tool", "Forms"), tool, "Surveys: we use Google Docs.") is None
 
 
+def test_a_measure_is_never_a_name():
+    # Seen in the 0.5B model's replies on 18F units: "90 days" as the tool for passwords, "80%" as when billable
+    # work is scheduled. No labelled name, person or phrase value of the 18F set is an amount, a duration, a
+    # percentage, a bare number or an address; a tool that looks like a domain ("cloud.gov") still is a name.
+    tool = _open("uses_tool", obj="name", cues=("use", "change"))
+    said = "Change your password every 90 days; we use Okta and cloud.gov for it."
+    for measure in ("90 days", "90"):
+        assert ground(Triple("password", "uses_tool", measure), tool, said) is None
+    assert ground(Triple("password", "uses_tool", "Okta"), tool, said) == Triple("password", "uses_tool", "Okta")
+    assert ground(Triple("password", "uses_tool", "cloud.gov"), tool, said) is not None
+    when = _open("scheduled_on", obj="phrase", cues=("every",))
+    assert ground(Triple("billable work", "scheduled_on", "80%"), when, "Bill 80% of your hours every week.") is None
+    limit = _open("time_limit", obj="duration", cues=("every",))  # a duration where a duration belongs
+    assert ground(Triple("password", "time_limit", "90 days"), limit, said) is not None
+
+
 # ----- 6: relation routing -----
 
 def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
@@ -242,6 +258,37 @@ def test_a_cue_word_finds_its_inflections_and_never_a_longer_word_it_starts():
     assert relations_to_ask("Requests are approved by the Travel Office.", [handled]) == [handled]
     assert relations_to_ask("Keep 20% of your timesheet notes.", [hours]) == []
     assert relations_to_ask("Spend 20% of your time on learning.", [hours]) == [hours]
+    # A word whose own last letters are "ss" is not a plural: the cue "pass" finds "passes" and "passed".
+    parking = _open("amount", cues=("pass",))
+    assert relations_to_ask("We pay for two passes a month.", [parking]) == [parking]
+    assert relations_to_ask("Your request is passed to the office.", [parking]) == [parking]
+    assert relations_to_ask("Pay at the pasta bar.", [parking]) == []
+
+def test_a_relation_is_asked_for_its_cue_in_the_statements_own_section_not_a_chapter_above_it():
+    # Seen on 18F: every statement under "## Leave (HR Links)" was asked which tool it names, and the model
+    # answered "HR Links" for "You can receive up to 4 hours for each election event."
+    page = ("# Leave (HR Links)\n\n## Types of leave\n\n### Voting and poll volunteering\n\n"
+            "You can receive up to 4 hours for each election event.\n\n### Annual leave\n\n"
+            "Request leave in HR Links before you take it.\n")
+    voting, annual = markdown_units(page, "Leave")
+    assert voting.own_section == "Leave > Voting and poll volunteering"  # the title, its own heading
+    tool = _open("uses_tool", obj="name", cues=("types",))
+    allowance = _open("time_allowance", obj="duration", cues=("receive",))
+    ontology = Ontology([tool, allowance])
+    asked: list[str] = []
+
+    def reply(system: str, user: str) -> str:
+        asked.append(user)
+        return '{"states": false, "subject": "", "object": ""}'
+
+    extractor = ModelExtractor(ontology, CachedClient(ReplayClient(reply)))
+    assert [p.name for p in extractor._relations_of(voting)] == ["time_allowance"]  # "Types" is a chapter's
+    extractor.extract_unit(voting)
+    assert len(asked) == 1
+    # A cue in the statement's own heading, the page title or the lead-in still routes.
+    annual_leave = ModelExtractor(Ontology([_open("x", cues=("annual",))]), CachedClient(ReplayClient(reply)))
+    assert [p.name for p in annual_leave._relations_of(annual)] == ["x"]
+
 
 # ----- 7: how a relation is asked -----
 

@@ -173,11 +173,11 @@ def test_ctrl_c_in_a_terminal_during_a_model_run_prints_only_the_clean_line(home
     (an orphan watcher per stream, a Python each) printed two interleaved KeyboardInterrupt tracebacks before
     DriftLab's own line. The command runs in a process group of its own, which is sent SIGINT as a terminal
     sends it; a loopback model server keeps it busy with model calls."""
-    from driftlab_dagster_tests.support.fake_server import FakeModelServer
+    from driftlab_dagster.loopback_server import LoopbackModelServer
 
     env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
     env["DAGSTER_HOME"] = str(home)
-    with FakeModelServer(world.ontology, "healthy") as server:
+    with LoopbackModelServer(world.ontology, "healthy") as server:
         running = subprocess.Popen(
             [sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model", "--api",
              "openai", "--url", server.url, "--model", "fake-model", "--database", str(tmp_path / "d.duckdb"),

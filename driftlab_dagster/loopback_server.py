@@ -1,13 +1,14 @@
-"""A loopback OpenAI-compatible server that misbehaves on purpose, for the fault tests of the model path.
+"""A loopback OpenAI-compatible server that misbehaves on purpose: the fault tests of the model path, and
+`bench/concurrency.py`'s server that answers every call after a set delay.
 
 Healthy, it answers like a model that reads perfectly: extraction calls (one sentence) with the facts the
 world's ontology finds in the sentence, reader calls with "unknown". Each fault mode breaks replies the way
 real servers and proxies do: poisoned JSON, truncated JSON, an HTML page with status 200, no choices, a
 10 MB reply, a reply slower than the client's timeout, HTTP 500, a dropped connection; an HTML page where
 the list of models should be; embeddings (OpenAI's and Ollama's routes) of different lengths, or HTTP 500;
-replies that come, but late. A test double for
-the server, never for the system under test: the real `openai` client, the real study and a real DuckDB
-file run against it.
+replies that come, but late. A stand-in for the model server only, never for the system under test: the
+real `openai` client, the real study and a real DuckDB file run against it. It lives in the package, not the
+test package, because the benchmarks use it too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "e
 EMBED_MODEL = "fake-embed"
 
 
-class FakeModelServer:
+class LoopbackModelServer:
     def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model", delay: float = 1.0,
                  latency: float = 0.0):
         assert mode in MODES, mode
@@ -117,7 +118,7 @@ class FakeModelServer:
             return json.dumps({"facts": [t._asdict() for t in self.ontology.parse(user)]})
         return json.dumps({"answer": "unknown", "possibly_stale": False})
 
-    def embed(self, handler, request: dict) -> None:  # type: ignore[no-untyped-def]
+    def embed(self, handler, request: dict) -> None:
         """OpenAI's /v1/embeddings or Ollama's /api/embed: 8 numbers per text from its hash; broken on purpose
         in the embed_* modes (every other vector one number short; HTTP 500)."""
         if self.mode == "embed_error500":
@@ -135,7 +136,7 @@ class FakeModelServer:
                     "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]}
         handler._send(200, json.dumps(body).encode())
 
-    def respond(self, handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+    def respond(self, handler, request: dict, n: int) -> None:
         mode = self.mode
         content = self.healthy_content(request)
         if mode == "poisoned":
@@ -169,7 +170,7 @@ class FakeModelServer:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
 
-    def __enter__(self) -> FakeModelServer:
+    def __enter__(self) -> LoopbackModelServer:
         self._thread.start()
         return self
 
