@@ -85,8 +85,10 @@ pg-down: $(STAMP)
 
 ## model-server: the shipped 0.5B model on http://127.0.0.1:8080 (OpenAI-compatible), until Ctrl-C; then e.g.
 ##   .venv/bin/driftlab run --extractor model --reader model --api openai --url http://127.0.0.1:8080 --model qwen2.5-coder-0.5b
+##   (SLOTS=2: two servers on :8080 and :8081 sharing the threads; it prints the --url and --concurrency to use)
+SLOTS ?= 1
 model-server: $(LLM_STAMP)
-	$(BIN)/python -m driftlab_dagster model-server --port 8080
+	$(BIN)/python -m driftlab_dagster model-server --port 8080 --slots $(SLOTS)
 
 ## bench: the pure core against the Dagster pipeline, side by side
 bench: $(STAMP)

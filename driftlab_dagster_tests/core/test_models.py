@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from driftlab_dagster.core.call_cache import call_key
-from driftlab_dagster.core.clients import ModelCallFailed, ModelServerDown, OllamaClient, OpenAICompatibleClient
+from driftlab_dagster.core.clients import (
+    ModelCallFailed,
+    ModelServerDown,
+    OllamaClient,
+    OpenAICompatibleClient,
+    ServerPool,
+    pooled,
+    server_urls,
+)
 from driftlab_dagster.model_server import free_port
 
 
@@ -120,3 +128,42 @@ def test_transient_faults_are_retried_with_backoff_and_permanent_ones_are_not():
     with pytest.raises(ModelCallFailed, match="HTTP 404"):
         with_retries(refused, sleep=waits.append)
     assert len(attempts) == 1
+
+
+def test_a_url_setting_names_one_server_or_several():
+    assert server_urls(None) == [None] and server_urls(" ") == [None]
+    assert server_urls("http://a:1") == ["http://a:1"]
+    assert server_urls("http://a:1, http://b:2,,http://a:1") == ["http://a:1", "http://b:2"]
+    single = pooled(lambda url: OpenAICompatibleClient(url, "m"), "http://a:1")
+    assert isinstance(single, OpenAICompatibleClient)
+    pool = pooled(lambda url: OpenAICompatibleClient(url, "m"), "http://a:1,http://b:2")
+    assert isinstance(pool, ServerPool) and pool.url == "http://a:1,http://b:2" and pool.model == "m"
+
+
+def test_a_pool_sends_each_call_to_its_least_busy_server():
+    import threading
+
+    release = threading.Event()
+
+    class Member:
+        api, model, embed_model = "openai", "m", "e"
+
+        def __init__(self, url: str):
+            self.url, self.calls = url, 0
+
+        def chat_json(self, system, user, schema, max_tokens=None):  # noqa: ANN001
+            self.calls += 1
+            release.wait(5)
+            return user
+
+    a, b = Member("a"), Member("b")
+    pool = ServerPool([a, b])
+    threads = [threading.Thread(target=pool.chat_json, args=("s", str(i), None)) for i in range(4)]
+    for t in threads:
+        t.start()
+    while a.calls + b.calls < 4:
+        threading.Event().wait(0.01)
+    release.set()
+    for t in threads:
+        t.join()
+    assert (a.calls, b.calls) == (2, 2)
