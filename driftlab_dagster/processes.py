@@ -1,12 +1,13 @@
 """What the kernel says about a process, read from /proc: whether it still runs and when it started.
 
-Linux only (the standard library has no portable way); elsewhere every answer is "don't know" (an empty
-list, an empty start time, not a zombie), and callers fall back on the pid alone. Kept free of dagster, so
+Linux only (the standard library has no portable way); elsewhere the stat fields are empty, the start time
+"" and no process a zombie, so callers decide by the pid alone (`runs` asks it with a signal). Kept free of dagster, so
 the PostgreSQL helper and the headless runner share it without the one importing the other's world.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -34,5 +35,15 @@ def is_zombie(pid: int) -> bool:
 
 
 def runs(pid: int) -> bool:
-    """Whether the process exists and is not a zombie (a server we started and stopped, not yet reaped)."""
-    return bool(stat_fields(pid)) and not is_zombie(pid)
+    """Whether the process exists and is not a zombie (a server we started and stopped, not yet reaped);
+    without /proc, whether the pid answers a signal."""
+    fields = stat_fields(pid)
+    if fields or Path("/proc/self/stat").exists():
+        return bool(fields) and fields[0] not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it runs
+        return True
+    return True
