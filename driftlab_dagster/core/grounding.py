@@ -5,9 +5,12 @@
   in the statement itself (a heading names what a section is about, not the value it states), trimmed
   to the span the predicate's shape allows ("€49 per user per month" -> "49" for a number, "the Helix
   team" -> "Helix" for a one-word name), with an adjacent currency sign or percent sign kept as written. A
-  fixed-subject predicate gets its fixed subject.
-- `relations_to_ask`: the relations a statement (with its section) uses a cue of and could state (a value
-  of the relation's object kind is written in it). A cue is a word (its inflections match: "costs" finds
+  part is read whole, never as a piece of a longer number, hyphened word or address ("$3" is not written
+  in "$3,500"), and as the measure the statement makes it (measures.py: "12" in "12 weeks" is no amount).
+  A fixed-subject predicate gets its fixed subject.
+- `relations_to_ask`: the relations a statement (with its own section: the extractor passes the page
+  title, the statement's own heading and its lead-in, never the chapters between) uses a cue of and could
+  state (a value of the relation's object kind is written in it). A cue is a word (its inflections match: "costs" finds
   "cost", "approves" finds "approved"; "form" never finds "formerly"), a phrase (its words in order) or a
   symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only add relations, so declaring one more can
   never make a relation less likely to be asked.
@@ -22,12 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .measures import another_measure
 from .ontology import Predicate, Triple
 from .values import VALUE_KINDS
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
-GROUNDING_VERSION = "lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
+GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
+                     "-whole-values-duration-ranges-measures-by-unit")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -43,9 +48,17 @@ def _spans(value: str) -> Iterator[str]:
             yield value[tokens[i].start():tokens[i + length - 1].end()]
 
 
+def _whole(span: str) -> str:
+    """A pattern finding `span` where the statement writes it as whole words: not a piece of a longer word, of
+    a number ("3" in "$3,500"), of a hyphened or dotted word ("tts" in "tts-travel", "Node" in "Node.js") or
+    of an e-mail address ("gsa.gov" in "desk@gsa.gov"). A possessive's "'s" and a full stop ending the
+    statement are outside a word."""
+    return rf"(?<![\w@])(?<!\w[.,-]){re.escape(span)}(?![.,-]?\w)(?!@)"
+
+
 def _in_sentence(span: str, sentence: str) -> str | None:
     """The span as the sentence writes it (its casing), when the sentence holds it as whole words."""
-    match = re.search(rf"(?<!\w){re.escape(span)}(?!\w)", sentence, re.IGNORECASE)
+    match = re.search(_whole(span), sentence, re.IGNORECASE)
     return match.group(0) if match else None
 
 
@@ -89,7 +102,7 @@ def fit_to_wording(value: str, sentence: str, before: str, after: str, shape: st
     """A part as the relation's wording bounds it in the sentence: without the wording's own neighbour
     words ("clinics fill slots" -> "fill slots" after "clinics"), and stretched over words the model left
     out up to them ("Insurance-check" -> "Insurance-check service" before "day"). Keeps `value` otherwise."""
-    found = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", sentence, re.IGNORECASE)
+    found = re.search(_whole(value), sentence, re.IGNORECASE)
     if found is None:
         return value
     start, end = found.span()
@@ -244,7 +257,8 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         found = normalise(value, shape, context)
     if found is None and role == "object" and value.strip():
         found = _the_only_value(shape, sentence)
-    if found is not None and role == "object" and _a_measure_for_a_name(found, shape):
+    if found is not None and role == "object" and (_a_measure_for_a_name(found, shape)
+                                                   or another_measure(found, shape, sentence)):
         return None
     if found is not None and role == "object" and shape in _NAME_SHAPES:
         found = _name_without_the_sentence_around_it(found, shape, sentence)
@@ -288,7 +302,7 @@ def _the_only_value(shape: str | None, sentence: str) -> str | None:
     garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
     if _broad(shape):
         return None
-    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![\w@-])", sentence)}
+    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![.,-]?\w)(?!@)", sentence)}
     return values.pop() if len(values) == 1 else None
 
 

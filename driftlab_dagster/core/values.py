@@ -3,7 +3,8 @@
 A value kind is the shape a relation's part takes; grounding (grounding.py) keeps the longest part of a
 model's answer that the statement writes and the kind allows. The kinds cover what handbooks write:
 decimal money, thousands separators and ranges ("$1,000", "$50.43", "$48,000 to $56,000"), durations in
-digits or words, plain or hyphenated ("30 days", "six weeks", "a 30-day window"), percentages, names with
+digits or words, plain or hyphenated, single or a range ("30 days", "six weeks", "a 30-day window",
+"5-7 business days", "three to six months"), percentages, names with
 dots, digits or capitals inside ("Node.js", "3M", "login.gov"), e-mail addresses, URLs, and lists of people
 ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is a single repetition of a character class per part, so
 none can backtrack catastrophically (see world/shapes.py).
@@ -33,7 +34,8 @@ ValueKind = Literal["name", "person", "people", "number", "money", "duration", "
 
 _NUMBER_WORD = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety")
-_UNIT = r"(?:minute|hour|day|week|month|year)s?"
+TIME_UNIT = r"(?:minute|hour|day|week|month|year)s?"
+_UNIT = TIME_UNIT
 
 # The shapes of a relation's parts. Each is matched against a span the statement writes (fullmatch).
 VALUE_KINDS: dict[str, str] = {
@@ -42,7 +44,8 @@ VALUE_KINDS: dict[str, str] = {
     "people": r"[A-Z][\w'’., -]*",
     "number": r"\d[\d,.]*",
     "money": r"[$€£]?\d[\d,.]*(?: ?(?:to|-|–) ?[$€£]?\d[\d,.]*)?",
-    "duration": rf"(?:\d[\d,.]*|{_NUMBER_WORD}|an?)[ -](?:business |working |calendar )?{_UNIT}",
+    "duration": rf"(?:\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*)?|(?:{_NUMBER_WORD}) to (?:{_NUMBER_WORD})"
+                rf"|{_NUMBER_WORD}|an?)[ -](?:business |working |calendar )?{_UNIT}",
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     "url": r"(?:https?://)?[\w-]+(?:\.[\w-]+)+(?:/[\w./%?=&#~+-]*)?",

@@ -241,6 +241,53 @@ def test_a_name_is_cut_free_of_the_words_around_it():
         == Triple("Timesheets", "scheduled_on", "by noon")
 
 
+def test_a_value_is_read_whole_never_as_a_piece_of_a_number_a_hyphened_word_or_an_address():
+    # Seen in the 0.5B model's replies on 18F units: "$3" from "less than $3,500--", "tts" as a tool from
+    # "tts-travel@gsa.gov", "gsa.gov" as a channel from "itservicedesk@gsa.gov".
+    amount = _open("amount", obj="money", cues=("less than",))
+    said = "Purchases that cost less than $3,500-- or $10,000 with approval -- go through C2."
+    assert ground(Triple("Purchases", "amount", "$3"), amount, said) is None
+    assert ground(Triple("Purchases", "amount", "$3,500"), amount, said) == Triple("Purchases", "amount", "$3,500")
+    # With one amount written, "$3" is that amount garbled, read as the statement writes it.
+    one = "Purchases that cost less than $3,500-- training or software -- go through C2."
+    assert ground(Triple("Purchases", "amount", "$3"), amount, one) == Triple("Purchases", "amount", "$3,500")
+    tool = _open("uses_tool", obj="name", cues=("email",))
+    mail = "Email completed CGE form to tts-travel@gsa.gov."
+    assert ground(Triple("CGE form", "uses_tool", "tts"), tool, mail) is None
+    assert ground(Triple("CGE form", "uses_tool", "gsa.gov"), tool, mail) is None
+    # A possessive and a final full stop are outside the word: "18F" is written in "18F's", "Okta" in "Okta."
+    assert ground(Triple("CGE form", "uses_tool", "18F"), tool, "Email 18F's form desk.") is not None
+    assert ground(Triple("CGE form", "uses_tool", "Okta"), tool, "Email the form through Okta.") is not None
+
+
+@pytest.mark.parametrize("written", ["5-7 business days", "three to six months", "8-15 months", "2 to 3 weeks"])
+def test_a_duration_range_stays_a_range(written):
+    # Seen in 18F's handbook: "arrive 5-7 business days after placement", "a three to six month process";
+    # the duration kind kept only the range's end ("7 business days").
+    limit = _open("time_limit", obj="duration", cues=("take",))
+    said = f"Orders take {written} to arrive."
+    assert ground(Triple("Orders", "time_limit", written), limit, said) == Triple("Orders", "time_limit", written)
+
+
+def test_a_number_written_as_a_length_of_time_is_no_amount_and_a_rates_unit_no_duration():
+    # Seen in the 0.5B model's replies on 18F units: "12" as the amount of "up to 12 weeks of unpaid leave",
+    # "72" as the share of "at least 72 hours before", "a month" as how long "$130 a month" lasts.
+    amount = _open("amount", obj="money", cues=("up to",))
+    share = _open("share", obj="percentage", cues=("at least",))
+    leave = "FMLA allows up to 12 weeks of unpaid leave per 12-month period."
+    assert ground(Triple("FMLA", "amount", "12"), amount, leave) is None
+    assert ground(Triple("ASL form", "share", "72"), share, "File it at least 72 hours before the event.") is None
+    # A number written as a number still is one, and an amount with its sign is an amount.
+    assert ground(Triple("billable work", "share", "80"), share, "Bill at least 80 of 100 hours as billable work.") \
+        is not None
+    transit = "Transit subsidies cover travel up to $130 a month."
+    assert ground(Triple("Transit subsidies", "amount", "$130"), amount, transit) is not None
+    limit = _open("time_limit", obj="duration", cues=("up to", "meets"))
+    assert ground(Triple("Transit subsidies", "time_limit", "a month"), limit, transit) is None
+    assert ground(Triple("The guild", "time_limit", "a week"), limit, "The guild meets once a week.") is None
+    assert ground(Triple("The review", "time_limit", "a week"), limit, "The review takes up to a week.") is not None
+
+
 # ----- 6: relation routing -----
 
 def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
