@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer
+from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer, slot_threads
 from driftlab_dagster.project import PROJECT_ROOT
 
 
-def one_run(slots: int, threads: int, until: str, work: Path) -> tuple[float, bytes, str]:
+def one_run(slots: int, threads: int, until: str, work: Path) -> tuple[float, bytes]:
     work.mkdir(parents=True)
     with LlamaServer(threads=threads, slots=slots) as server:
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--extractor", "model", "--reader", "model",
@@ -35,7 +35,7 @@ def one_run(slots: int, threads: int, until: str, work: Path) -> tuple[float, by
         wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"run failed ({slots} slots): {done.stderr[-2000:]}")
-    return wall, (work / "tessaly_freight" / "results.csv").read_bytes(), done.stdout
+    return wall, (work / "tessaly_freight" / "results.csv").read_bytes()
 
 
 def main() -> None:
@@ -48,7 +48,7 @@ def main() -> None:
         base = one_run(1, args.threads, args.until, Path(tmp) / "one")
         print(f"1 server x {args.threads} threads, k = 1: {base[0]:.1f} s", flush=True)
         many = one_run(args.slots, args.threads, args.until, Path(tmp) / "many")
-        each = max(1, args.threads // args.slots)
+        each = slot_threads(args.threads, args.slots)  # what each of the servers was given
         print(f"{args.slots} servers x {each} thread(s), k = {args.slots}: {many[0]:.1f} s", flush=True)
     print(f"ratio {many[0] / base[0]:.2f}; results.csv {'identical' if many[1] == base[1] else 'DIFFERENT'}")
 

@@ -18,17 +18,17 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from driftlab_dagster.core.ontology import Ontology
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.model_server import ThreadedLoopbackServer
 
 MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "error500", "dropped", "flaky",
          "html_models", "embed_ragged", "embed_error500", "sluggish")
 EMBED_MODEL = "fake-embed"
 
 
-class LoopbackModelServer:
+class LoopbackModelServer(ThreadedLoopbackServer):
     def __init__(self, ontology: Ontology, mode: str = "healthy", model: str = "fake-model", delay: float = 1.0,
                  latency: float = 0.0):
         assert mode in MODES, mode
@@ -38,8 +38,7 @@ class LoopbackModelServer:
         self.most_in_flight = 0  # the most chat calls the server held at once
         self.reader_in_flight = 0
         self.most_reader_in_flight = 0  # the most reader calls (a plain-text answer) held at once
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__()
         self.chat_requests = 0
         self.authorizations: set[str] = set()  # the Authorization headers clients sent
         self._lock = threading.Lock()
@@ -97,8 +96,7 @@ class LoopbackModelServer:
                         server.reader_in_flight -= reader
                 server.respond(self, request, n)
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._listen(Handler)
 
     # ----- what a perfect reader would say
     def healthy_content(self, request: dict) -> str:
@@ -169,11 +167,3 @@ class LoopbackModelServer:
             handler._send(200, json.dumps(body).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
-
-    def __enter__(self) -> LoopbackModelServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()

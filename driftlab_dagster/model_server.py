@@ -21,9 +21,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class ThreadedLoopbackServer:
+    """An HTTP server on a free loopback port (`url`), answering from a daemon thread while its `with` block
+    runs: the base of the in-process servers (the loopback model server, the Ollama adapter)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def _listen(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._http = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def __enter__(self) -> Any:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
 
 
 def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127.0.0.1",

@@ -10,20 +10,18 @@ Ollama need none of this.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.model_server import ThreadedLoopbackServer
 
 
-class OllamaAdapter:
+class OllamaAdapter(ThreadedLoopbackServer):
     def __init__(self, chat_url: str, chat_model: str, embed_url: str | None = None, embed_model: str = "e5-small"):
         self.chat_url, self.chat_model = chat_url.rstrip("/"), chat_model
         self.embed_url, self.embed_model = (embed_url or "").rstrip("/"), embed_model
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__()
         self.requests: list[str] = []
         adapter = self
 
@@ -62,8 +60,7 @@ class OllamaAdapter:
                 except httpx.HTTPError as e:
                     self._send(502, {"error": f"backend: {e}"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._listen(Handler)
 
     def chat(self, body: dict) -> tuple[int, dict]:
         if body.get("model") != self.chat_model:
@@ -93,11 +90,3 @@ class OllamaAdapter:
         reply.raise_for_status()
         vectors = [d["embedding"] for d in sorted(reply.json()["data"], key=lambda d: d["index"])]
         return 200, {"model": self.embed_model, "embeddings": vectors}
-
-    def __enter__(self) -> OllamaAdapter:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
