@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .measures import another_measure
+from .measures import a_measure_for_a_name, another_measure, the_only_value
 from .ontology import Predicate, Triple
 from .values import VALUE_KINDS
 
@@ -56,31 +56,30 @@ def _whole(span: str) -> str:
     return rf"(?<![\w@])(?<!\w[.,-]){re.escape(span)}(?![.,-]?\w)(?!@)"
 
 
-def _in_sentence(span: str, sentence: str) -> str | None:
-    """The span as the sentence writes it (its casing), when the sentence holds it as whole words."""
-    match = re.search(_whole(span), sentence, re.IGNORECASE)
-    return match.group(0) if match else None
+def _in_sentence(span: str, sentence: str) -> list[str]:
+    """The span as the sentence writes it (its casing) wherever it holds it as whole words."""
+    return list(dict.fromkeys(m.group(0) for m in re.finditer(_whole(span), sentence, re.IGNORECASE)))
 
 
 def normalise(value: str, shape: str | None, sentence: str) -> str | None:
     """The longest part of `value` that the sentence states and the shape allows, or None. A currency sign
-    right before it or a percent sign right after it is kept when the shape allows it ("$1,000", "15%")."""
+    right before it or a percent sign right after it is kept when the shape allows it ("$1,000", "15%"), and
+    so is a channel's "#" ("#tts-jobs")."""
     value = _LEADING_ARTICLE.sub("", value.strip().strip("\"'`").rstrip(".,;:"))
     for span in _spans(value):
-        written = _in_sentence(span, sentence)
-        if written is None:
-            continue
-        if shape is None or re.fullmatch(shape, written):
-            return _with_signs(written, sentence, shape)
+        for written in _in_sentence(span, sentence):  # "Talent: ... #talent": the casing the shape takes
+            if shape is None or re.fullmatch(shape, written):
+                return _with_signs(written, sentence, shape)
     return None
 
 
 def _with_signs(written: str, sentence: str, shape: str | None) -> str:
-    """`written` with the currency sign the sentence puts before it and the percent sign after it."""
+    """`written` with the currency sign (or a channel's "#") the sentence puts before it and the percent sign
+    after it, when the shape takes them."""
     at = sentence.find(written)
     if at < 0:
         return written
-    before = sentence[at - 1] if at and sentence[at - 1] in "$€£" else ""
+    before = sentence[at - 1] if at and sentence[at - 1] in "$€£#" else ""
     after = "%" if sentence[at + len(written):at + len(written) + 1] == "%" else ""
     widened = before + written + after
     return widened if widened != written and (shape is None or re.fullmatch(shape, widened)) else written
@@ -256,31 +255,30 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
     elif context and role == "subject":
         found = normalise(value, shape, context)
     if found is None and role == "object" and value.strip():
-        found = _the_only_value(shape, sentence)
-    if found is not None and role == "object" and (_a_measure_for_a_name(found, shape)
-                                                   or another_measure(found, shape, sentence)):
+        found = the_only_value(shape, sentence)
+    if found is not None and role == "object" and (a_measure_for_a_name(found, shape)
+                                                   or another_measure(found, shape, sentence)
+                                                   or not _a_channel_as_written(value, found, shape, sentence)):
         return None
     if found is not None and role == "object" and shape in _NAME_SHAPES:
         found = _name_without_the_sentence_around_it(found, shape, sentence)
     return found if found is not None and _names_something(found) else None
 
 
-# Values no name, person or phrase is: a tool is not "90 days", a meeting's day is not "80%".
-_MEASURES = tuple(re.compile(VALUE_KINDS[kind]) for kind in ("money", "duration", "percentage", "email"))
-
-
-def _broad(shape: str | None) -> bool:
-    """Whether the shape takes plain words (a name, a person, a phrase) rather than a narrow kind."""
-    return shape is None or bool(re.fullmatch(shape, "Ana") or re.fullmatch(shape, "ana"))
-
-
-def _a_measure_for_a_name(value: str, shape: str | None) -> bool:
-    """A value of a broad kind that is, as a whole, an amount, a duration, a percentage, a bare number or an
-    e-mail address: the model put a measure where a name belongs."""
-    return _broad(shape) and any(m.fullmatch(value) for m in _MEASURES)
-
-
 _NAME_SHAPES = {VALUE_KINDS[kind] for kind in ("name", "person", "people")}
+_CHANNEL = VALUE_KINDS["channel"]
+
+
+def _a_channel_as_written(reply: str, found: str, shape: str | None, sentence: str) -> bool:
+    """A chat channel is what the statement marks as one ("#tts-jobs"), or, where it marks none ("Find us on
+    Slack: tts-acqdiv"), the one word the reply gave: a reply of several words ("Federal record", "DM
+    channel with yourself") is no channel because one of its words fits the shape."""
+    if shape != _CHANNEL:
+        return True
+    marked = {m.casefold() for m in re.findall(r"(?<![\w#])#([a-z0-9][a-z0-9._-]*[a-z0-9])", sentence, re.IGNORECASE)}
+    if marked:
+        return found.lstrip("#").casefold() in marked
+    return len(reply.split()) == 1
 
 
 def _name_without_the_sentence_around_it(value: str, shape: str, sentence: str) -> str | None:
@@ -296,16 +294,6 @@ def _name_without_the_sentence_around_it(value: str, shape: str, sentence: str) 
     return normalise(" ".join(words), shape, sentence) if words else None
 
 
-def _the_only_value(shape: str | None, sentence: str) -> str | None:
-    """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
-    statement writes, when it writes exactly one: the model said the statement states the relation but
-    garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
-    if _broad(shape):
-        return None
-    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![.,-]?\w)(?!@)", sentence)}
-    return values.pop() if len(values) == 1 else None
-
-
 # Words that name nothing on their own: a part made of them only is a model's filler, not a subject or value.
 _EMPTY_WORDS = _FUNCTION_WORDS | {"use", "used", "using", "you", "your", "we", "us", "they", "them", "their", "this",
                                   "that", "these", "those", "there", "here", "if", "when", "can", "will", "may",
@@ -318,7 +306,10 @@ def _names_something(part: str) -> bool:
 
 def overlap(subject: str, obj: str) -> bool:
     """Whether the two parts are one span, or one holds the other ("GSA Staff Directory" inside "Find their
-    phone numbers by searching the GSA Staff Directory"): then the pair states nothing about two things."""
+    phone numbers by searching the GSA Staff Directory"): then the pair states nothing about two things. A
+    channel or handle named after its subject ("#talent" of Talent) is a thing of its own."""
+    if obj[:1] in "#@" and subject[:1] not in "#@":
+        return False
     def words(part: str) -> str:
         return " " + " ".join(re.findall(r"\w+", part.casefold())) + " "
 
@@ -472,6 +463,8 @@ class MadeUpNames:
         # The most telling kind first: a phrase for a shape that takes one, a number for one that takes no name.
         if fits(_PHRASES[0]):
             yield from _PHRASES
+        if fits("#" + names[0].lower()):  # a channel or tag: "#quvex-service"
+            yield from (f"#{n}-{_NOUNS[i % len(_NOUNS)]}".lower() for i, n in enumerate(names))
         if not fits(names[0]):
             yield from _numbers()
         singles = [prefix + n for n in names] + names

@@ -1,9 +1,13 @@
-"""Which measure a number in a statement is, as the statement writes it: a model asked for an amount or a
-percentage often answers with a number the statement writes as a duration ("12" from "up to 12 weeks of
-leave"), and one asked for a duration takes the unit of a rate or a frequency ("a month" from "$130 a
-month", "a week" from "meets once a week"). Both are rules about how text writes measures, not about one
-handbook: a number directly followed by a unit of time is a length of time, and "a month" after an amount
-or after "once" says how often, not how long.
+"""Which measure a value is, as its statement writes it. Three rules about how text writes measures, none
+about one handbook:
+
+- `a_measure_for_a_name`: an amount, a duration, a percentage, a bare number or an address is never a
+  name, a person or a phrase (a tool is not "90 days").
+- `another_measure`: a number directly followed by a unit of time is a length of time, not an amount or a
+  share ("12" in "up to 12 weeks of leave"); "a month" after an amount or after "once" says how often, not
+  how long ("$130 a month", "meets once a week").
+- `the_only_value`: a narrow kind's value the model garbled is the one such value its statement writes,
+  when it writes exactly one ("10 days" for "ten business days").
 """
 
 from __future__ import annotations
@@ -37,3 +41,29 @@ def another_measure(value: str, shape: str | None, statement: str) -> bool:
         found = _occurrences(value, statement)
         return bool(found) and all(_RATE_OR_FREQUENCY.search(statement[:m.start()]) for m in found)
     return False
+
+
+# Values no name, person or phrase is: a tool is not "90 days", a meeting's day is not "80%".
+_MEASURES = tuple(re.compile(VALUE_KINDS[kind]) for kind in ("money", "duration", "percentage", "email"))
+
+
+def broad(shape: str | None) -> bool:
+    """Whether the shape takes plain words (a name, a person, a phrase, a templated world's own name shape)
+    rather than a narrow kind: whether a plain word, capitalised or not, fits it."""
+    return shape is None or bool(re.fullmatch(shape, "Ana") or re.fullmatch(shape, "ana"))
+
+
+def a_measure_for_a_name(value: str, shape: str | None) -> bool:
+    """A value of a broad kind that is, as a whole, an amount, a duration, a percentage, a bare number or an
+    e-mail address: the model put a measure where a name belongs."""
+    return broad(shape) and any(m.fullmatch(value) for m in _MEASURES)
+
+
+def the_only_value(shape: str | None, sentence: str) -> str | None:
+    """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
+    statement writes, when it writes exactly one: the model said the statement states the relation but
+    garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
+    if broad(shape):
+        return None
+    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![.,-]?\w)(?!@)", sentence)}
+    return values.pop() if len(values) == 1 else None

@@ -4,8 +4,8 @@ A value kind is the shape a relation's part takes; grounding (grounding.py) keep
 model's answer that the statement writes and the kind allows. The kinds cover what handbooks write:
 decimal money, thousands separators and ranges ("$1,000", "$50.43", "$48,000 to $56,000"), durations in
 digits or words, plain or hyphenated, single or a range ("30 days", "six weeks", "a 30-day window",
-"5-7 business days", "three to six months"), percentages, names with
-dots, digits or capitals inside ("Node.js", "3M", "login.gov"), e-mail addresses, URLs, and lists of people
+"5-7 business days", "three to six months"), percentages, names with dots, digits or capitals inside
+("Node.js", "3M", "login.gov"), e-mail addresses, URLs, chat channels ("#tts-jobs"), and lists of people
 ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is a single repetition of a character class per part, so
 none can backtrack catastrophically (see world/shapes.py).
 
@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-ValueKind = Literal["name", "person", "people", "number", "money", "duration", "percentage", "email", "url", "phrase"]
+ValueKind = Literal["name", "person", "people", "number", "money", "duration", "percentage", "email", "url", "channel",
+                    "phrase"]
 
 _NUMBER_WORD = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety")
@@ -48,6 +49,8 @@ VALUE_KINDS: dict[str, str] = {
                 rf"|{_NUMBER_WORD}|an?)[ -](?:business |working |calendar )?{_UNIT}",
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    # A chat channel as Slack names one: lower-case letters, digits, "-", "_" and ".", with or without its "#".
+    "channel": r"#?[a-z0-9][a-z0-9._-]*",
     "url": r"(?:https?://)?[\w-]+(?:\.[\w-]+)+(?:/[\w./%?=&#~+-]*)?",
     "phrase": r".+",
 }

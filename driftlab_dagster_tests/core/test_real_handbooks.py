@@ -288,6 +288,25 @@ def test_a_number_written_as_a_length_of_time_is_no_amount_and_a_rates_unit_no_d
     assert ground(Triple("The review", "time_limit", "a week"), limit, "The review takes up to a week.") is not None
 
 
+def test_a_channel_is_what_the_statement_marks_as_one_or_the_one_word_the_reply_gave():
+    # Seen in the 0.5B model's replies on 18F units with the slack_channel relation: "Federal record", "DM
+    # channel with yourself", "email or Slack" given as channels; a name kind kept any of them.
+    channel = _open("slack_channel", obj="channel", cues=("Slack",))
+    marked = "Once approved, Talent adds the posting to #tts-jobs on Slack and the handbook page."
+    assert ground(Triple("Talent", "slack_channel", "#tts-jobs"), channel, marked) \
+        == Triple("Talent", "slack_channel", "#tts-jobs")
+    assert ground(Triple("Talent", "slack_channel", "handbook"), channel, marked) is None  # not the one marked
+    unmarked = "Talent: find us on Slack: tts-acqdiv"
+    assert ground(Triple("Talent", "slack_channel", "tts-acqdiv"), channel, unmarked) is not None
+    record = "Talent: a Slack direct message is a Federal record."
+    for reply in ("Federal record", "a Slack direct message"):  # one word of it fits; the reply is no channel
+        assert ground(Triple("Talent", "slack_channel", reply), channel, record) is None
+    listed = "Talent: find us on Slack in #talent, #benefits, and #hiring."
+    client = CachedClient(ReplayClient(lambda s, u: '{"states": true, "subject": "Talent", "object": "#benefits"}'))
+    got = ModelExtractor(Ontology([channel]), client).extract_unit(Unit(listed))
+    assert [t.object for t in got] == ["#talent", "#benefits", "#hiring"]
+
+
 # ----- 6: relation routing -----
 
 def test_a_relation_is_never_less_likely_to_be_asked_for_having_more_cues():
