@@ -32,7 +32,7 @@ from .values import VALUE_KINDS
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
-                     "-whole-values-duration-ranges-measures-by-unit")
+                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -137,8 +137,11 @@ def cue_words(predicate: Predicate) -> set[str]:
 
 def cues_of(predicate: Predicate) -> tuple[str, ...]:
     """The relation's cues: the ones it declares (words, phrases, symbols), else the words of its query and
-    its name (`cue_words`)."""
-    return predicate.cues or tuple(sorted(cue_words(predicate)))
+    its name (`cue_words`). A declared cue that is a lone function word ("in", "for") is no cue: nearly every
+    statement writes one, so it would ask the relation of every statement (in a phrase, "in Concur", it
+    counts)."""
+    telling = tuple(c for c in predicate.cues if c.strip().lower() not in _FUNCTION_WORDS)
+    return telling or tuple(sorted(cue_words(predicate)))
 
 
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
