@@ -10,10 +10,10 @@
   A fixed-subject predicate gets its fixed subject.
 - `relations_to_ask`: the relations a statement (with its own section: the extractor passes the page
   title, the statement's own heading and its lead-in, never the chapters between) uses a cue of and could
-  state (a value of the relation's object kind is written in it). A cue is a word (its inflections match: "costs" finds
-  "cost", "approves" finds "approved"; "form" never finds "formerly"), a phrase (its words in order) or a
-  symbol (`$`, `%`, `@`); URLs are not read for cues. Cues only add relations, so declaring one more can
-  never make a relation less likely to be asked.
+  state (a value of the relation's object kind is written in it). A cue is a word (its inflections match:
+  "costs" finds "cost", "approves" finds "approved"; "form" never finds "formerly"; a lone function word
+  such as "in" is no cue), a phrase (its words in order) or a symbol (`$`, `%`, `@`); URLs are not read
+  for cues. Cues only add relations, so declaring one more can never make a relation less likely to be asked.
 - `enumeration`: the other values of the list a kept value is written in ("#dev, #g-frontend, and #infra"): a
   reply names one value, the statement states them all.
 - `MadeUpNames`: values for worked examples in prompts, fitted to each shape and checked against the world's whole
