@@ -128,19 +128,24 @@ def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _death_signal() -> Callable[[], None] | None:
-    """What the child runs before exec on Linux: ask the kernel to send it SIGTERM when its parent dies, by
-    any means (kill -9 included, where no handler or atexit runs). The libc function is looked up here, in
-    the parent, so the child only calls it. None elsewhere: signal handlers and atexit still stop the child."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
+def _death_signal() -> Callable[[], None]:
+    """What the child runs before exec: take SIGTERM's default action back (a process started with SIGTERM
+    ignored, as some launchers do, passes that on through exec, and the child would then outlive every
+    SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any means (kill -9
+    included, where no handler or atexit runs). The libc function is looked up here, in the parent, so the
+    child only calls it. Elsewhere signal handlers and atexit still stop the child."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        try:
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
     parent = os.getpid()
 
     def die_with_parent() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if prctl is None:
+            return
         prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the request was in place
             os.kill(os.getpid(), signal.SIGTERM)
@@ -175,9 +180,10 @@ def run_child(args: list[str] | list[list[str]]) -> int:
         raise _Stopped(signum)
 
     commands = args if args and isinstance(args[0], list) else [args]
-    # A signal before the handlers are in place: the parent-death signal stops them.
+    # A signal before the handlers are in place: the parent-death signal stops them. SIGINT gets a handler
+    # of its own too: a process started with SIGINT ignored (a script's `cmd &`) has no KeyboardInterrupt.
     processes = [start_child(command) for command in commands]  # type: ignore[arg-type]
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         while True:  # the first to exit ends the service: a pool missing a member is not what was asked
             for process in processes:
@@ -187,7 +193,7 @@ def run_child(args: list[str] | list[list[str]]) -> int:
     except KeyboardInterrupt:
         return 0
     except _Stopped as e:
-        return 128 + e.signum
+        return 0 if e.signum == signal.SIGINT else 128 + e.signum  # Ctrl-C is how it is meant to stop
     finally:
         for process in processes:
             stop_child(process)
