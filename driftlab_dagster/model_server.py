@@ -129,9 +129,9 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _death_signal() -> Callable[[], None]:
-    """What the child runs before exec: take SIGTERM's default action back (a process started with SIGTERM
-    ignored, as some launchers do, passes that on through exec, and the child would then outlive every
-    SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any means (kill -9
+    """What the child runs before exec: take SIGTERM's default action back and unblock it (a process started
+    with SIGTERM ignored or blocked, as some launchers do, passes that on through exec, and the child would
+    then outlive every SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any means (kill -9
     included, where no handler or atexit runs). The libc function is looked up here, in the parent, so the
     child only calls it. Elsewhere signal handlers and atexit still stop the child."""
     prctl = None
@@ -144,6 +144,7 @@ def _death_signal() -> Callable[[], None]:
 
     def die_with_parent() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # a blocked signal is inherited too
         if prctl is None:
             return
         prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
@@ -183,7 +184,9 @@ def run_child(args: list[str] | list[list[str]]) -> int:
     # A signal before the handlers are in place: the parent-death signal stops them. SIGINT gets a handler
     # of its own too: a process started with SIGINT ignored (a script's `cmd &`) has no KeyboardInterrupt.
     processes = [start_child(command) for command in commands]  # type: ignore[arg-type]
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, stop) for sig in stops}
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     try:
         while True:  # the first to exit ends the service: a pool missing a member is not what was asked
             for process in processes:
