@@ -131,9 +131,9 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 def _death_signal() -> Callable[[], None]:
     """What the child runs before exec: take SIGTERM's default action back and unblock it (a process started
     with SIGTERM ignored or blocked, as some launchers do, passes that on through exec, and the child would
-    then outlive every SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any means (kill -9
-    included, where no handler or atexit runs). The libc function is looked up here, in the parent, so the
-    child only calls it. Elsewhere signal handlers and atexit still stop the child."""
+    then outlive every SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any
+    means (kill -9 included, where no handler or atexit runs). The libc function is looked up here, in the
+    parent, so the child only calls it. Elsewhere signal handlers and atexit still stop the child."""
     prctl = None
     if sys.platform.startswith("linux"):
         try:
