@@ -27,12 +27,12 @@ from collections.abc import Iterator
 
 from .measures import a_measure_for_a_name, another_measure, the_only_value
 from .ontology import Predicate, Triple
-from .values import VALUE_KINDS
+from .values import VALUE_KINDS, whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
-                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues")
+                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -48,39 +48,32 @@ def _spans(value: str) -> Iterator[str]:
             yield value[tokens[i].start():tokens[i + length - 1].end()]
 
 
-def _whole(span: str) -> str:
-    """A pattern finding `span` where the statement writes it as whole words: not a piece of a longer word, of
-    a number ("3" in "$3,500"), of a hyphened or dotted word ("tts" in "tts-travel", "Node" in "Node.js") or
-    of an e-mail address ("gsa.gov" in "desk@gsa.gov"). A possessive's "'s" and a full stop ending the
-    statement are outside a word."""
-    return rf"(?<![\w@])(?<!\w[.,-]){re.escape(span)}(?![.,-]?\w)(?!@)"
-
-
-def _in_sentence(span: str, sentence: str) -> list[str]:
-    """The span as the sentence writes it (its casing) wherever it holds it as whole words."""
-    return list(dict.fromkeys(m.group(0) for m in re.finditer(_whole(span), sentence, re.IGNORECASE)))
+def _in_sentence(span: str, sentence: str) -> list[re.Match[str]]:
+    """Every place the sentence holds the span as whole words (in the sentence's casing)."""
+    return list(re.finditer(whole(re.escape(span)), sentence, re.IGNORECASE))
 
 
 def normalise(value: str, shape: str | None, sentence: str) -> str | None:
     """The longest part of `value` that the sentence states and the shape allows, or None. A currency sign
     right before it or a percent sign right after it is kept when the shape allows it ("$1,000", "15%"), and
-    so is a channel's "#" ("#tts-jobs")."""
+    so is a channel's "#" ("#tts-jobs"); a part the shape allows only with its sign ("2.5 million" of
+    "$2.5 million") is kept with it."""
     value = _LEADING_ARTICLE.sub("", value.strip().strip("\"'`").rstrip(".,;:"))
     for span in _spans(value):
-        for written in _in_sentence(span, sentence):  # "Talent: ... #talent": the casing the shape takes
-            if shape is None or re.fullmatch(shape, written):
-                return _with_signs(written, sentence, shape)
+        for found in _in_sentence(span, sentence):  # "Talent: ... #talent": the casing the shape takes
+            written, widened = found.group(0), _with_signs(found, shape)
+            if shape is None or re.fullmatch(shape, written) or widened != written:
+                return widened
     return None
 
 
-def _with_signs(written: str, sentence: str, shape: str | None) -> str:
-    """`written` with the currency sign (or a channel's "#") the sentence puts before it and the percent sign
-    after it, when the shape takes them."""
-    at = sentence.find(written)
-    if at < 0:
-        return written
-    before = sentence[at - 1] if at and sentence[at - 1] in "$€£#" else ""
-    after = "%" if sentence[at + len(written):at + len(written) + 1] == "%" else ""
+def _with_signs(found: re.Match[str], shape: str | None) -> str:
+    """What `found` matched, with the currency sign (or a channel's "#") the sentence puts right before it and
+    the percent sign right after it, when the shape takes them."""
+    sentence, (start, end) = found.string, found.span()
+    before = sentence[start - 1] if start and sentence[start - 1] in "$€£#" else ""
+    after = "%" if sentence[end:end + 1] == "%" else ""
+    written = found.group(0)
     widened = before + written + after
     return widened if widened != written and (shape is None or re.fullmatch(shape, widened)) else written
 
@@ -101,7 +94,7 @@ def fit_to_wording(value: str, sentence: str, before: str, after: str, shape: st
     """A part as the relation's wording bounds it in the sentence: without the wording's own neighbour
     words ("clinics fill slots" -> "fill slots" after "clinics"), and stretched over words the model left
     out up to them ("Insurance-check" -> "Insurance-check service" before "day"). Keeps `value` otherwise."""
-    found = re.search(_whole(value), sentence, re.IGNORECASE)
+    found = re.search(whole(re.escape(value)), sentence, re.IGNORECASE)
     if found is None:
         return value
     start, end = found.span()
@@ -431,8 +424,8 @@ def _words() -> Iterator[str]:
 def _numbers() -> Iterator[str]:
     for n in (73, 37, 81, 64, 19, 58, 93, 26, 45, 112, 7, 3):
         yield str(n)
-    for whole, part in ((97, 25), (94, 5), (88, 75)):
-        yield f"{whole}.{part}"
+    for integer, part in ((97, 25), (94, 5), (88, 75)):
+        yield f"{integer}.{part}"
 
 
 def _literal_prefix(shape: str) -> str:

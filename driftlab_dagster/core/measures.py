@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import re
 
-from .values import TIME_UNIT, VALUE_KINDS
+from .values import TIME_UNIT, UNIT_QUALIFIERS, VALUE_KINDS, whole
 
 # The kinds a bare number can be given as (the sign is optional in their shapes).
 _SIGNED_KINDS = {VALUE_KINDS["money"], VALUE_KINDS["percentage"]}
 _DURATION = VALUE_KINDS["duration"]
-_AFTER_A_NUMBER = re.compile(rf"[ -](?:business |working |calendar )?{TIME_UNIT}\b", re.IGNORECASE)
+_AFTER_A_NUMBER = re.compile(rf"[ -]{UNIT_QUALIFIERS}{TIME_UNIT}\b", re.IGNORECASE)
 # What makes "a month" a rate or a frequency: an amount right before it, or "once", "twice", "N times".
 _RATE_OR_FREQUENCY = re.compile(r"(?:[$€£]\d[\d,.]*|\bonce|\btwice|\btimes)\s*$", re.IGNORECASE)
 _ONE_UNIT = re.compile(rf"an? {TIME_UNIT}", re.IGNORECASE)
 
 
 def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
-    """Where the statement writes `value` as a whole number (not inside a longer one)."""
-    return list(re.finditer(rf"(?<![\w.,-]){re.escape(value)}(?![.,]?\d)(?!\w)", statement, re.IGNORECASE))
+    """Where the statement writes `value` whole (not inside a longer number or word)."""
+    return list(re.finditer(whole(re.escape(value)), statement, re.IGNORECASE))
 
 
 def another_measure(value: str, shape: str | None, statement: str) -> bool:
@@ -63,7 +63,7 @@ def the_only_value(shape: str | None, sentence: str) -> str | None:
     """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
     statement writes, when it writes exactly one: the model said the statement states the relation but
     garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
-    if broad(shape):
+    if shape is None or broad(shape):
         return None
-    values = {m.group(0).rstrip(".,") for m in re.finditer(rf"(?<![\w.@-])(?:{shape})(?![.,-]?\w)(?!@)", sentence)}
+    values = {m.group(0).rstrip(".,") for m in re.finditer(whole(shape), sentence)}
     return values.pop() if len(values) == 1 else None

@@ -2,9 +2,11 @@
 
 A value kind is the shape a relation's part takes; grounding (grounding.py) keeps the longest part of a
 model's answer that the statement writes and the kind allows. The kinds cover what handbooks write:
-decimal money, thousands separators and ranges ("$1,000", "$50.43", "$48,000 to $56,000"), durations in
-digits or words, plain or hyphenated, single or a range ("30 days", "six weeks", "a 30-day window",
-"5-7 business days", "three to six months"), percentages, names with dots, digits or capitals inside
+decimal money, thousands separators, magnitudes and ranges ("$1,000", "$50.43", "$10k", "$2.5 million",
+"$48,000 to $56,000"), durations in digits or words, plain or hyphenated, single or a range, with up to two
+words between the number and its unit ("30 days", "six weeks", "a 30-day window", "5-7 business days",
+"three to six months", "between one and four years", "six telework days", "12 administrative workweeks"),
+percentages, names with dots, digits or capitals inside
 ("Node.js", "3M", "login.gov"), e-mail addresses, URLs, chat channels ("#tts-jobs"), and lists of people
 ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is a single repetition of a character class per part, so
 none can backtrack catastrophically (see world/shapes.py).
@@ -13,14 +15,15 @@ none can backtrack catastrophically (see world/shapes.py).
 
 1. case folded; typographic dashes and quotes made plain; white space collapsed;
 2. currency signs ($, €, £), "%" and the word "percent", and the "#" that marks a channel or tag dropped;
-3. thousands separators dropped inside numbers ("1,000" -> "1000");
+3. thousands separators dropped inside numbers ("1,000" -> "1000"), an amount's magnitude written out
+   ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75");
 4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
 5. a hyphen between a number and a unit word dropped ("30-day" -> "30 day"), and the time units made
    singular ("days" -> "day", "hours" -> "hour");
 6. a time of day on the hour written one way ("3:00 pm", "3 p.m." -> "3pm");
 7. a final full stop dropped.
 
-So "$1,000" = "1000", "six weeks" = "6 week", "a 30-day window" contains "30 day", "15%" = "15". The graph
+So "$1,000" = "1000" = "$1k", "six weeks" = "6 week", "a 30-day window" contains "30 day", "15%" = "15". The graph
 compares values in this form (two pages saying "$1,000" and "$1000" agree); the scorer asks whether the
 normalised expected value is a whole phrase of the normalised answer.
 """
@@ -28,6 +31,7 @@ normalised expected value is a whole phrase of the normalised answer.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Literal
 
 ValueKind = Literal["name", "person", "people", "number", "money", "duration", "percentage", "email", "url", "channel",
@@ -35,8 +39,14 @@ ValueKind = Literal["name", "person", "people", "number", "money", "duration", "
 
 _NUMBER_WORD = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety")
-TIME_UNIT = r"(?:minute|hour|day|week|month|year)s?"
+TIME_UNIT = r"(?:minute|hour|work ?day|day|work ?week|week|month|year)s?"
 _UNIT = TIME_UNIT
+# Up to two words between a number and its time unit ("10 business days", "six telework days", "240 annual
+# leave hours"), never a word that starts a phrase of its own ("one of the days" is no duration).
+UNIT_QUALIFIERS = r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with|each|every)\b)[a-z]+ ){0,2}"
+# An amount's magnitude, right after its digits ("$10k", "$5M", "$2.5 million").
+_MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
+_AMOUNT = rf"(?:[$€£]\d[\d,.]*{_MAGNITUDE}?|\d[\d,.]*)"
 
 # The shapes of a relation's parts. Each is matched against a span the statement writes (fullmatch).
 VALUE_KINDS: dict[str, str] = {
@@ -44,9 +54,10 @@ VALUE_KINDS: dict[str, str] = {
     "person": r"[A-Z][\w'’. -]*",
     "people": r"[A-Z][\w'’., -]*",
     "number": r"\d[\d,.]*",
-    "money": r"[$€£]?\d[\d,.]*(?: ?(?:to|-|–) ?[$€£]?\d[\d,.]*)?",
-    "duration": rf"(?:\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*)?|(?:{_NUMBER_WORD}) to (?:{_NUMBER_WORD})"
-                rf"|{_NUMBER_WORD}|an?)[ -](?:business |working |calendar )?{_UNIT}",
+    "money": rf"{_AMOUNT}(?: ?(?:to|-|–) ?{_AMOUNT})?",
+    "duration": rf"(?:between )?(?:\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*| (?:and|or) \d[\d,.]*)?"
+                rf"|(?:{_NUMBER_WORD}) (?:to|and|or) (?:{_NUMBER_WORD})|{_NUMBER_WORD}|an?)"
+                rf"[ -]{UNIT_QUALIFIERS}{_UNIT}",
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     # A chat channel as Slack names one: lower-case letters, digits, "-", "_" and ".", with or without its "#".
@@ -61,6 +72,9 @@ _WORD_RE = re.compile(rf"\b({_NUMBER_WORD})\b")
 _COMPOUND = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|"
                        r"seven|eight|nine)\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SIGNED_MAGNITUDE = re.compile(r"([$€£])(\d[\d,]*(?:\.\d+)?) ?(k|m|b|bn|thousand|million|billion)\b")
+_POWERS = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
+_ZERO_CENTS = re.compile(r"([$€£]\d[\d,]*)\.00(?!\d)")
 _HYPHEN_UNIT = re.compile(rf"(?<=\d)-(?={_UNIT}\b)")
 _PLURAL_UNIT = re.compile(r"\b(minute|hour|day|week|month|year)s\b")
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
@@ -70,6 +84,7 @@ _PLAIN = str.maketrans({"–": "-", "—": "-", "‑": "-", "’": "'", "‘": "
 def normalise(text: str) -> str:
     """The comparable form of a value or an answer (the rules in the module docstring)."""
     out = " ".join(text.translate(_PLAIN).casefold().split())
+    out = _ZERO_CENTS.sub(r"\1", _SIGNED_MAGNITUDE.sub(_written_out, out))  # while the currency sign says so
     out = out.replace("$", "").replace("€", "").replace("£", "").replace("%", "")
     out = re.sub(r"(?<![\w#])#(?=\w)", "", out)  # a channel's or a tag's marker: "#travel" = "travel"
     out = re.sub(r"\bpercent\b", "", out)
@@ -82,12 +97,26 @@ def normalise(text: str) -> str:
     return " ".join(out.split()).rstrip(".").strip()
 
 
+def _written_out(amount: re.Match[str]) -> str:
+    """"$2.5 million" -> "$2500000": an amount's magnitude as digits."""
+    number = Decimal(amount.group(2).replace(",", "")) * 10 ** _POWERS[amount.group(3)]
+    return amount.group(1) + format(number.normalize(), "f")
+
+
+def whole(pattern: str) -> str:
+    """`pattern` found only where the text writes it as whole words: not a piece of a longer word, of a number
+    ("3" in "$3,500", "75" in "75.50"), of a hyphened or dotted word ("tts" in "tts-travel", "Node" in
+    "Node.js") or of an e-mail address ("gsa.gov" in "desk@gsa.gov"). A possessive's "'s" and a full stop
+    ending a sentence are outside a word. What grounding, the measure rules and the scorer all mean by a
+    value written in a text."""
+    return rf"(?<![\w@])(?<!\w[.,-])(?:{pattern})(?![.,-]?\w)(?!@)"
+
+
 def states(answer: str | None, value: str) -> bool:
-    """Whether an answer states the value: its normalised form is a whole phrase of the answer's."""
+    """Whether an answer states the value: its normalised form is written whole in the answer's."""
     if answer is None:
         return False
-    wanted = normalise(value)
-    return re.search(rf"(^|\W){re.escape(wanted)}($|\W)", normalise(answer)) is not None
+    return re.search(whole(re.escape(normalise(value))), normalise(answer)) is not None
 
 
 _NAME_FILLER = {"a", "an", "the", "of", "for", "and", "to", "in", "on", "at", "by", "with", "per", "our", "your"}

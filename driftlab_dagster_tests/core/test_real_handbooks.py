@@ -98,6 +98,10 @@ def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     ("name", "login.gov"), ("email", "tts-hr@gsa.gov"), ("duration", "6-week"), ("duration", "six weeks"),
     ("duration", "30-day"), ("people", "Ana Pérez, Bo Li and Cy Ode"), ("percentage", "15%"),
     ("url", "https://handbook.tts.gsa.gov/travel"),
+    # Seen in 18F's labelled units: magnitudes, words between a number and its unit, ranges with "and"/"or".
+    ("money", "$10k"), ("money", "$5M"), ("money", "$2.5 million"), ("duration", "six telework days"),
+    ("duration", "240 annual leave hours"), ("duration", "12 administrative workweeks"),
+    ("duration", "between one and four years"), ("duration", "four or eight years"), ("duration", "10 work days"),
 ])
 def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     sentence = f"The value is {written} as of today."
@@ -108,11 +112,27 @@ def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
 
 @pytest.mark.parametrize("answer, expected", [
     ("$1,000", "1000"), ("£20 a day", "20"), ("a 30-day window", "30 days"), ("six weeks", "6 weeks"),
-    ("15 percent", "15%"), ("Twenty-five days", "25 days"),
+    ("15 percent", "15%"), ("Twenty-five days", "25 days"), ("$10k", "$10,000"), ("$2.5 million", "$2,500,000"),
+    ("$75.00", "$75"), ("£1.5bn", "1500000000"),
 ])
 def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
     assert matches(answer, expected)
     assert normalise(answer).endswith(normalise(expected)) or normalise(expected) in normalise(answer)
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("$75.50", "$75"), ("10k steps", "10000"), ("5m", "5000000"), ("$10k", "$1,000"),
+])
+def test_a_magnitude_or_cents_are_written_out_only_for_an_amount(answer, expected):
+    # Only a currency sign makes "k" or "m" a magnitude ("5m" may be minutes or metres), and only zero cents
+    # are nothing.
+    assert not matches(answer, expected)
+
+
+def test_a_phrase_of_its_own_between_a_number_and_a_unit_makes_no_duration():
+    limit = _open("time_limit", obj="duration", cues=("take",))
+    said = "Reviews take one of the days you choose."
+    assert ground(Triple("Reviews", "time_limit", "one of the days"), limit, said) is None
 
 
 def test_the_governed_graph_compares_values_in_the_same_normalisation(world):
