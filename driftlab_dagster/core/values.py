@@ -46,12 +46,18 @@ _UNIT = TIME_UNIT
 UNIT_QUALIFIERS = r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with|each|every)\b)[a-z]+ ){0,2}"
 # An amount's magnitude, right after its digits ("$10k", "$5M", "$2.5 million").
 _MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
+# One word of a person's name: a capital, then letters, apostrophes, hyphens or a dot ("O'Neil",
+# "Sanchez-Lowery", "K."), never two capitals alone or more ("GSA", "TTS"), never a digit.
+_NAME_WORD = r"(?![A-Z]{2,}\b)[A-Z][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*"
+_PARTICLE = r"(?:van|von|de|der|den|da|di|del|la|le|du|bin|al)"
 _AMOUNT = rf"(?:[$€£]\d[\d,.]*{_MAGNITUDE}?|\d[\d,.]*)"
 
 # The shapes of a relation's parts. Each is matched against a span the statement writes (fullmatch).
 VALUE_KINDS: dict[str, str] = {
     "name": r"[A-Za-z0-9][\w&'’.+/ -]*",
-    "person": r"[A-Z][\w'’. -]*",
+    # A person as a handbook names one: a given name and a surname (or more), each word capitalised but for
+    # a particle ("van", "de"), no digits, no acronym ("GSA Press" is an office), "Shashank K" included.
+    "person": rf"{_NAME_WORD}(?: (?:{_NAME_WORD}|{_PARTICLE}))*(?: {_NAME_WORD})",
     "people": r"[A-Z][\w'’., -]*",
     "number": r"\d[\d,.]*",
     "money": rf"{_AMOUNT}(?: ?(?:to|-|–) ?{_AMOUNT})?",
@@ -61,7 +67,8 @@ VALUE_KINDS: dict[str, str] = {
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     # A chat channel as Slack names one: lower-case letters, digits, "-", "_" and ".", with or without its "#".
-    "channel": r"#?[a-z0-9][a-z0-9._-]*",
+    # ... with a letter somewhere: "#968" is a number ("Line #968"), not a channel.
+    "channel": r"#?(?=[a-z0-9._-]*[a-z])[a-z0-9][a-z0-9._-]*",
     "url": r"(?:https?://)?[\w-]+(?:\.[\w-]+)+(?:/[\w./%?=&#~+-]*)?",
     "phrase": r".+",
 }

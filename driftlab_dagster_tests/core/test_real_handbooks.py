@@ -325,6 +325,34 @@ def test_a_channel_is_what_the_statement_marks_as_one_or_the_one_word_the_reply_
     client = CachedClient(ReplayClient(lambda s, u: '{"states": true, "subject": "Talent", "object": "#benefits"}'))
     got = ModelExtractor(Ontology([channel]), client).extract_unit(Unit(listed))
     assert [t.object for t in got] == ["#talent", "#benefits", "#hiring"]
+    # "#" before digits numbers a thing ("Line #968"); it marks no channel.
+    assert ground(Triple("Non-Billable Work", "slack_channel", "#968"), channel,
+                  "Non-Billable Work, Line #968 on Slack") is None
+
+
+@pytest.mark.parametrize("reply, statement", [
+    # Seen in the 0.5B model's replies on 18F units with led_by and point_of_contact: a role, an office, an
+    # acronym, a form, a place, given as the person.
+    ("Director", "The Director of Engineering guides the guild."),
+    ("Acting Director", "The Acting Director of Engineering guides the guild."),
+    ("Consulting Software Engineer", "Ask a Consulting Software Engineer to guide the guild."),
+    ("Infrastructure Leads", "The Infrastructure Leads guide the guild."),
+    ("Workforce Relations", "Ask Workforce Relations to guide the guild."),
+    ("GSA Press", "Ask GSA Press to guide the guild."),
+    ("OPM Form 630", "Send OPM Form 630 to guide the guild."),
+])
+def test_a_person_is_named_by_given_name_and_surname_never_a_role_or_an_office(reply, statement):
+    lead = _open("led_by", obj="person", cues=("guide",))
+    assert ground(Triple("Engineering guild", "led_by", reply), lead, statement) is None
+
+
+@pytest.mark.parametrize("person", ["Stephanie Rivera", "Amber Van Amburg", "Shashank K", "Marty Sanchez-Lowery",
+                                    "Kim O'Neil", "Ana Pérez", "Anna de la Cruz"])
+def test_a_persons_name_in_its_real_shapes_is_kept(person):
+    lead = _open("led_by", obj="person", cues=("guide",))
+    said = f"The Engineering guild is guided by {person}, its director."
+    assert ground(Triple("Engineering guild", "led_by", person), lead, said) == \
+        Triple("Engineering guild", "led_by", person)
 
 
 # ----- 6: relation routing -----
