@@ -7,7 +7,8 @@ decimal money, thousands separators, magnitudes and ranges ("$1,000", "$50.43", 
 words between the number and its unit ("30 days", "six weeks", "a 30-day window", "5-7 business days",
 "three to six months", "between one and four years", "six telework days", "12 administrative workweeks"),
 percentages, names with dots, digits or capitals inside
-("Node.js", "3M", "login.gov"), e-mail addresses, URLs, chat channels ("#tts-jobs"), and lists of people
+("Node.js", "3M", "login.gov"), e-mail addresses, URLs, chat channels ("#tts-jobs"), when something falls (a
+weekday, a time of day, a date: "Fridays", "2:30 pm ET", "September 25th"), and lists of people
 ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is a single repetition of a character class per part, so
 none can backtrack catastrophically (see world/shapes.py).
 
@@ -35,7 +36,7 @@ from decimal import Decimal
 from typing import Literal
 
 ValueKind = Literal["name", "person", "people", "number", "money", "duration", "percentage", "email", "url", "channel",
-                    "phrase"]
+                    "when", "phrase"]
 
 _NUMBER_WORD = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety")
@@ -50,6 +51,13 @@ _MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
 # "Sanchez-Lowery", "K."), never two capitals alone or more ("GSA", "TTS"), never a digit.
 _NAME_WORD = r"(?![A-Z]{2,}\b)[A-Z][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*"
 _PARTICLE = r"(?:van|von|de|der|den|da|di|del|la|le|du|bin|al)"
+# When something falls: a weekday ("Fridays", "Tuesday's"), a time of day with its zone or not ("2:30 pm ET",
+# "12:30 p.m. Eastern time", "9AM PST"), a date ("September 25th"), noon or midnight.
+_WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)(?:s|['’]s)?"
+_TIME_OF_DAY = (r"\d{1,2}(?::\d\d)? ?[AaPp]\.?[Mm]\.?"
+                r"(?: (?:[A-Z]{1,2}[SD]?T|Eastern|Pacific|Central|Mountain)(?: [Tt]ime)?)?")
+_DATE = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+         r" \d{1,2}(?:st|nd|rd|th)?")
 _AMOUNT = rf"(?:[$€£]\d[\d,.]*{_MAGNITUDE}?|\d[\d,.]*)"
 
 # The shapes of a relation's parts. Each is matched against a span the statement writes (fullmatch).
@@ -70,6 +78,7 @@ VALUE_KINDS: dict[str, str] = {
     # ... with a letter somewhere: "#968" is a number ("Line #968"), not a channel.
     "channel": r"#?(?=[a-z0-9._-]*[a-z])[a-z0-9][a-z0-9._-]*",
     "url": r"(?:https?://)?[\w-]+(?:\.[\w-]+)+(?:/[\w./%?=&#~+-]*)?",
+    "when": rf"{_WEEKDAY}|{_TIME_OF_DAY}|{_DATE}|[Nn]oon|[Mm]idnight",
     "phrase": r".+",
 }
 

@@ -102,6 +102,8 @@ def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     ("money", "$10k"), ("money", "$5M"), ("money", "$2.5 million"), ("duration", "six telework days"),
     ("duration", "240 annual leave hours"), ("duration", "12 administrative workweeks"),
     ("duration", "between one and four years"), ("duration", "four or eight years"), ("duration", "10 work days"),
+    ("when", "Wednesdays"), ("when", "Tuesday’s"), ("when", "2:30 pm ET"), ("when", "12:30 p.m. Eastern time"),
+    ("when", "9AM PST"), ("when", "September 25th"),
 ])
 def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     sentence = f"The value is {written} as of today."
@@ -344,6 +346,18 @@ def test_a_channel_is_what_the_statement_marks_as_one_or_the_one_word_the_reply_
 def test_a_person_is_named_by_given_name_and_surname_never_a_role_or_an_office(reply, statement):
     lead = _open("led_by", obj="person", cues=("guide",))
     assert ground(Triple("Engineering guild", "led_by", reply), lead, statement) is None
+
+
+@pytest.mark.parametrize("reply", ["Director", "agreed upon", "open until filled", "each week"])
+def test_when_something_falls_is_a_weekday_a_time_of_day_or_a_date(reply):
+    # Seen in the 0.5B model's replies on 18F units with scheduled_on (then a phrase): a role, words of the
+    # sentence, given as when a meeting falls.
+    when = _open("scheduled_on", obj="when", cues=("every",))
+    said = "Every week the Director meets the team meeting, agreed upon, open until filled, each week on Fridays."
+    # A value garbled into words of the sentence is the one weekday it writes, if it writes one; else none.
+    assert ground(Triple("team meeting", "scheduled_on", reply), when, said) \
+        == Triple("team meeting", "scheduled_on", "Fridays")
+    assert ground(Triple("team meeting", "scheduled_on", reply), when, said.replace(" on Fridays", "")) is None
 
 
 @pytest.mark.parametrize("person", ["Stephanie Rivera", "Amber Van Amburg", "Shashank K", "Marty Sanchez-Lowery",
