@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from driftlab_dagster.local_postgres import LocalPostgres, down, start_server, write_instance
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.loopback import free_port
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 
 TICKS = os.sysconf("SC_CLK_TCK")

@@ -21,7 +21,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 from driftlab_dagster.core.ontology import Ontology
-from driftlab_dagster.model_server import ThreadedLoopbackServer
+from driftlab_dagster.loopback import ThreadedLoopbackServer
 
 MODES = ("healthy", "poisoned", "truncated", "html", "empty", "huge", "slow", "error500", "dropped", "flaky",
          "html_models", "embed_ragged", "embed_error500", "sluggish")

@@ -18,18 +18,17 @@ import hashlib
 import importlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from driftlab_dagster.loopback import free_port
 
 MODEL_ALIAS = "qwen2.5-coder-0.5b"  # the default
 LARGE_ALIAS = "qwen2.5-coder-1.5b"
@@ -88,33 +87,6 @@ def ensure_model(alias: str = MODEL_ALIAS) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ThreadedLoopbackServer:
-    """An HTTP server on a free loopback port (`url`), answering from a daemon thread while its `with` block
-    runs: the base of the in-process servers (the loopback model server, the Ollama adapter)."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def _listen(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self._http = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    def __enter__(self) -> Any:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-
 def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127.0.0.1",
                 alias: str = MODEL_ALIAS) -> list[str]:
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model(alias)), "--model_alias", alias,
@@ -128,7 +100,7 @@ def server_args(port: int, threads: int = 2, n_ctx: int = 4096, host: str = "127
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _death_signal() -> Callable[[], None]:
+def _child_preexec() -> Callable[[], None]:
     """What the child runs before exec: take SIGTERM's default action back and unblock it (a process started
     with SIGTERM ignored or blocked, as some launchers do, passes that on through exec, and the child would
     then outlive every SIGTERM), and on Linux ask the kernel to send it SIGTERM when its parent dies, by any
@@ -157,7 +129,7 @@ def _death_signal() -> Callable[[], None]:
 def start_child(args: list[str], **popen: Any) -> subprocess.Popen:
     """Start a server child that is stopped when this process exits normally (atexit) and, on Linux, when it
     dies in any other way (the kernel's parent-death signal)."""
-    process = subprocess.Popen(args, preexec_fn=_death_signal(), **popen)
+    process = subprocess.Popen(args, preexec_fn=_child_preexec(), **popen)
     atexit.register(stop_child, process)
     return process
 

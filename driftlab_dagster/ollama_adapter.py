@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 
 import httpx
 
-from driftlab_dagster.model_server import ThreadedLoopbackServer
+from driftlab_dagster.loopback import ThreadedLoopbackServer
 
 
 class OllamaAdapter(ThreadedLoopbackServer):

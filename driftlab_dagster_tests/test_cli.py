@@ -179,7 +179,7 @@ def test_a_slice_runs_the_chosen_scenarios_up_to_a_day(tmp_path):
 
 
 def test_a_model_server_that_is_down_is_one_line_and_writes_nothing(tmp_path):
-    from driftlab_dagster.model_server import free_port
+    from driftlab_dagster.loopback import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
     done = _driftlab("run", "--reader", "model", "--api", "openai", "--url", url, "--database",

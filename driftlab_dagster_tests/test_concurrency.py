@@ -11,8 +11,8 @@ import pytest
 from driftlab_dagster import cli
 from driftlab_dagster.core import clients
 from driftlab_dagster.core.world.loader import load_world
+from driftlab_dagster.loopback import free_port
 from driftlab_dagster.loopback_server import LoopbackModelServer
-from driftlab_dagster.model_server import free_port
 from driftlab_dagster.project import DEFAULT_WORLD
 
 pytestmark = pytest.mark.dagster

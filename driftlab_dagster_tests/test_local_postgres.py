@@ -24,7 +24,7 @@ from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.local_postgres import LocalPostgres, down, running, up
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.loopback import free_port
 from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.graphql import graphql
 

@@ -14,7 +14,7 @@ from driftlab_dagster.core.clients import (
     pooled,
     server_urls,
 )
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.loopback import free_port
 
 
 @pytest.mark.parametrize("client_type, hint",

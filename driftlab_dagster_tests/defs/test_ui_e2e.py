@@ -20,7 +20,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from driftlab_dagster.model_server import free_port
+from driftlab_dagster.loopback import free_port
 from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.graphql import graphql
 
