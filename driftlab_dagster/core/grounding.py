@@ -25,14 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .measures import a_measure_for_a_name, another_measure, the_only_value
+from .measures import a_measure_for_a_name, a_role_or_an_office, another_measure, the_only_value
 from .ontology import Predicate, Triple
 from .values import VALUE_KINDS, whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
-                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name")
+                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -258,7 +258,7 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         return None
     if found is not None and role == "object" and shape in _NAME_SHAPES:
         found = _name_without_the_sentence_around_it(found, shape, sentence)
-    if found is not None and shape == _PERSON and _a_role_or_an_office(found):
+    if found is not None and shape == _PERSON and a_role_or_an_office(found):
         return None
     return found if found is not None and _names_something(found) else None
 
@@ -266,23 +266,6 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
 _NAME_SHAPES = {VALUE_KINDS[kind] for kind in ("name", "person", "people")}
 _CHANNEL = VALUE_KINDS["channel"]
 _PERSON = VALUE_KINDS["person"]
-
-# Words that end the name of a role or an office, never a person's: "Acting Director", "Consulting Software
-# Engineer", "Infrastructure Leads", "Workforce Relations" fit a person's shape (capitalised words) but name
-# a position or a unit.
-_ROLE_OR_OFFICE_WORDS = {
-    "director", "manager", "lead", "head", "chief", "officer", "specialist", "supervisor", "commissioner",
-    "administrator", "coordinator", "liaison", "engineer", "designer", "developer", "analyst", "consultant",
-    "advisor", "adviser", "partner", "representative", "staff", "member", "secretary", "president", "assistant",
-    "counsel", "owner", "team", "office", "division", "branch", "department", "group", "services", "relations",
-    "operations", "program", "programme", "center", "centre", "council", "board", "committee", "guild", "desk"}
-
-
-def _a_role_or_an_office(person: str) -> bool:
-    """Whether a value given for a person ends in a word that names a role or an office."""
-    last = person.split()[-1].casefold().rstrip(".")
-    return last in _ROLE_OR_OFFICE_WORDS or (last.endswith("s") and last[:-1] in _ROLE_OR_OFFICE_WORDS)
-
 
 def _a_channel_as_written(reply: str, found: str, shape: str | None, sentence: str) -> bool:
     """A chat channel is what the statement marks as one ("#tts-jobs"), or, where it marks none ("Find us on

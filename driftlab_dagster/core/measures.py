@@ -1,11 +1,13 @@
-"""Which measure a value is, as its statement writes it. Three rules about how text writes measures, none
-about one handbook:
+"""Which measure a value is, as its statement writes it. Four rules about how text writes measures and
+names, none about one handbook:
 
 - `a_measure_for_a_name`: an amount, a duration, a percentage, a bare number or an address is never a
   name, a person or a phrase (a tool is not "90 days").
 - `another_measure`: a number directly followed by a unit of time is a length of time, not an amount or a
   share ("12" in "up to 12 weeks of leave"); "a month" after an amount or after "once" says how often, not
   how long ("$130 a month", "meets once a week").
+- `a_role_or_an_office`: a value given for a person that ends in a role's or an office's word ("Acting
+  Director", "Workforce Relations") names a position or a unit, not a person.
 - `the_only_value`: a narrow kind's value the model garbled is the one such value its statement writes,
   when it writes exactly one ("10 days" for "ten business days").
 """
@@ -19,6 +21,7 @@ from .values import TIME_UNIT, UNIT_QUALIFIERS, VALUE_KINDS, whole
 # The kinds a bare number can be given as (the sign is optional in their shapes).
 _SIGNED_KINDS = {VALUE_KINDS["money"], VALUE_KINDS["percentage"]}
 _DURATION = VALUE_KINDS["duration"]
+_PERSON = VALUE_KINDS["person"]
 _AFTER_A_NUMBER = re.compile(rf"[ -]{UNIT_QUALIFIERS}{TIME_UNIT}\b", re.IGNORECASE)
 # What makes "a month" a rate or a frequency: an amount right before it, or "once", "twice", "N times".
 _RATE_OR_FREQUENCY = re.compile(r"(?:[$€£]\d[\d,.]*|\bonce|\btwice|\btimes)\s*$", re.IGNORECASE)
@@ -59,11 +62,31 @@ def a_measure_for_a_name(value: str, shape: str | None) -> bool:
     return broad(shape) and any(m.fullmatch(value) for m in _MEASURES)
 
 
+# Words that end the name of a role or an office, never a person's: "Acting Director", "Consulting Software
+# Engineer", "Infrastructure Leads", "Workforce Relations" fit a person's shape (capitalised words) but name
+# a position or a unit.
+_ROLE_OR_OFFICE_WORDS = {
+    "director", "manager", "lead", "head", "chief", "officer", "specialist", "supervisor", "commissioner",
+    "administrator", "coordinator", "liaison", "engineer", "designer", "developer", "analyst", "consultant",
+    "advisor", "adviser", "partner", "representative", "staff", "member", "secretary", "president", "assistant",
+    "counsel", "owner", "team", "office", "division", "branch", "department", "group", "services", "relations",
+    "operations", "program", "programme", "center", "centre", "council", "board", "committee", "guild", "desk"}
+
+
+def a_role_or_an_office(person: str) -> bool:
+    """Whether a value given for a person ends in a word that names a role or an office."""
+    last = person.split()[-1].casefold().rstrip(".")
+    return last in _ROLE_OR_OFFICE_WORDS or (last.endswith("s") and last[:-1] in _ROLE_OR_OFFICE_WORDS)
+
+
 def the_only_value(shape: str | None, sentence: str) -> str | None:
-    """The one value of a narrow kind (an amount, a duration, an address: a shape no plain word fits) the
-    statement writes, when it writes exactly one: the model said the statement states the relation but
-    garbled the value ("10 days" for "ten business days"), and there is no other value it could mean."""
+    """The one value of a narrow kind (an amount, a duration, an address, a person's given name and surname: a
+    shape no plain word fits) the statement writes, when it writes exactly one: the model said the statement
+    states the relation but garbled the value ("10 days" for "ten business days", "Director" for "The
+    Director is Kelly Olson"), and there is no other value it could mean."""
     if shape is None or broad(shape):
         return None
     values = {m.group(0).rstrip(".,") for m in re.finditer(whole(shape), sentence)}
+    if shape == _PERSON:
+        values = {v for v in values if not a_role_or_an_office(v)}
     return values.pop() if len(values) == 1 else None

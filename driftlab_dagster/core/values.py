@@ -6,11 +6,11 @@ decimal money, thousands separators, magnitudes and ranges ("$1,000", "$50.43", 
 "$48,000 to $56,000"), durations in digits or words, plain or hyphenated, single or a range, with up to two
 words between the number and its unit ("30 days", "six weeks", "a 30-day window", "5-7 business days",
 "three to six months", "between one and four years", "six telework days", "12 administrative workweeks"),
-percentages, names with dots, digits or capitals inside
-("Node.js", "3M", "login.gov"), e-mail addresses, URLs, chat channels ("#tts-jobs"), when something falls (a
-weekday, a time of day, a date: "Fridays", "2:30 pm ET", "September 25th"), and lists of people
-("Ana Pérez, Bo Li and Cy Ode"). Every pattern is a single repetition of a character class per part, so
-none can backtrack catastrophically (see world/shapes.py).
+percentages, names with dots, digits or capitals inside ("Node.js", "3M", "login.gov"), a person's given name
+and surname ("Amber Van Amburg", never "Acting Director" or "GSA"), e-mail addresses, URLs, chat channels
+("#tts-jobs"), when something falls (a weekday, a time of day, a date: "Fridays", "2:30 pm ET", "September
+25th"), and lists of people ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is built of single repetitions
+of a character class per part, so none can backtrack catastrophically (see world/shapes.py).
 
 `normalise` is how two spellings of a value are compared, exactly:
 
@@ -20,7 +20,7 @@ none can backtrack catastrophically (see world/shapes.py).
    ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75");
 4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
 5. a hyphen between a number and a unit word dropped ("30-day" -> "30 day"), and the time units made
-   singular ("days" -> "day", "hours" -> "hour");
+   singular ("days" -> "day", "hours" -> "hour", "workweeks" -> "workweek");
 6. a time of day on the hour written one way ("3:00 pm", "3 p.m." -> "3pm");
 7. a final full stop dropped.
 
@@ -47,9 +47,10 @@ _UNIT = TIME_UNIT
 UNIT_QUALIFIERS = r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with|each|every)\b)[a-z]+ ){0,2}"
 # An amount's magnitude, right after its digits ("$10k", "$5M", "$2.5 million").
 _MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
-# One word of a person's name: a capital, then letters, apostrophes, hyphens or a dot ("O'Neil",
-# "Sanchez-Lowery", "K."), never two capitals alone or more ("GSA", "TTS"), never a digit.
-_NAME_WORD = r"(?![A-Z]{2,}\b)[A-Z][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*"
+# One word of a person's name: a capital, then letters with an apostrophe or a hyphen inside ("O'Neil",
+# "Sanchez-Lowery"), or an initial ("K", "K."); never two capitals or more ("GSA", "TTS"), an article ("The
+# Director") or a digit.
+_NAME_WORD = r"(?![A-Z]{2,}\b|(?:The|A|An|This|That|Our|Your) )[A-Z](?:\.|[^\W\d_]*(?:['’-][^\W\d_]+)*)"
 _PARTICLE = r"(?:van|von|de|der|den|da|di|del|la|le|du|bin|al)"
 # When something falls: a weekday ("Fridays", "Tuesday's"), a time of day with its zone or not ("2:30 pm ET",
 # "12:30 p.m. Eastern time", "9AM PST"), a date ("September 25th"), noon or midnight.
@@ -92,7 +93,7 @@ _SIGNED_MAGNITUDE = re.compile(r"([$€£])(\d[\d,]*(?:\.\d+)?) ?(k|m|b|bn|thous
 _POWERS = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
 _ZERO_CENTS = re.compile(r"([$€£]\d[\d,]*)\.00(?!\d)")
 _HYPHEN_UNIT = re.compile(rf"(?<=\d)-(?={_UNIT}\b)")
-_PLURAL_UNIT = re.compile(r"\b(minute|hour|day|week|month|year)s\b")
+_PLURAL_UNIT = re.compile(r"\b(minute|hour|workday|day|workweek|week|month|year)s\b")
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
 _PLAIN = str.maketrans({"–": "-", "—": "-", "‑": "-", "’": "'", "‘": "'", "“": '"', "”": '"'})
 

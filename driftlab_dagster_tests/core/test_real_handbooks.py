@@ -115,7 +115,7 @@ def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
 @pytest.mark.parametrize("answer, expected", [
     ("$1,000", "1000"), ("£20 a day", "20"), ("a 30-day window", "30 days"), ("six weeks", "6 weeks"),
     ("15 percent", "15%"), ("Twenty-five days", "25 days"), ("$10k", "$10,000"), ("$2.5 million", "$2,500,000"),
-    ("$75.00", "$75"), ("£1.5bn", "1500000000"),
+    ("$75.00", "$75"), ("£1.5bn", "1500000000"), ("12 administrative workweeks", "12 administrative workweek"),
 ])
 def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
     assert matches(answer, expected)
@@ -358,6 +358,14 @@ def test_when_something_falls_is_a_weekday_a_time_of_day_or_a_date(reply):
     assert ground(Triple("team meeting", "scheduled_on", reply), when, said) \
         == Triple("team meeting", "scheduled_on", "Fridays")
     assert ground(Triple("team meeting", "scheduled_on", reply), when, said.replace(" on Fridays", "")) is None
+
+
+def test_a_role_given_for_the_person_is_read_as_the_one_person_the_statement_names():
+    lead = _open("led_by", obj="person", cues=("director",))
+    said = "The Director of the Engineering guild is Kelly Olson."
+    assert ground(Triple("Engineering guild", "led_by", "Director"), lead, said) \
+        == Triple("Engineering guild", "led_by", "Kelly Olson")
+    assert ground(Triple("Engineering guild", "led_by", "Director"), lead, said + " Ask Bo Li.") is None
 
 
 @pytest.mark.parametrize("person", ["Stephanie Rivera", "Amber Van Amburg", "Shashank K", "Marty Sanchez-Lowery",
