@@ -54,8 +54,13 @@ def labelled_units(world: CorpusWorld, labels: list[dict]) -> tuple[list[tuple[U
     return found, lost
 
 
+def same_value(a: Triple, b: Triple) -> bool:
+    """The same relation and value, whatever the subject."""
+    return a.predicate == b.predicate and normalise(a.object) == normalise(b.object)
+
+
 def same(world: CorpusWorld, a: Triple, b: Triple) -> bool:
-    if a.predicate != b.predicate or normalise(a.object) != normalise(b.object):
+    if not same_value(a, b):
         return False
     x, y = world.name_key(a.subject), world.name_key(b.subject)
     return x == y or names_match(x, y) or names_match(y, x)
@@ -69,6 +74,9 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-0.5b",
                         help="the model id (with no --url: which shipped model to start, 0.5b or 1.5b)")
     parser.add_argument("--show", action="store_true", help="print every miss and every false fact")
+    parser.add_argument("--by-relation", action="store_true",
+                        help="print precision and recall per relation, and how many facts had the right value "
+                             "but another subject")
     parser.add_argument("--sample", type=int, default=1, help="measure every Nth labelled unit only (default: all)")
     parser.add_argument("--record", type=Path, help="write the replies the measured units needed to this replay file")
     parser.add_argument("--replay", type=Path, help="measure from recorded replies (a replay file), no model server")
@@ -112,6 +120,7 @@ def main() -> None:
                   flush=True)
         counts: Counter[str] = Counter()
         missed_by: Counter[str] = Counter()
+        by_relation: Counter[tuple[str, str]] = Counter()  # (relation, what was counted)
         for n, (unit, truth) in enumerate(units, 1):
             got = extractor.extract_unit(unit)
             if n % 25 == 0:
@@ -120,7 +129,14 @@ def main() -> None:
             counts["extracted"] += len(got)
             counts["labelled"] += len(truth)
             counts["right"] += sum(any(same(world, g, t) for t in truth) for g in got)
+            for g in got:
+                by_relation[(g.predicate, "extracted")] += 1
+                by_relation[(g.predicate, "right")] += any(same(world, g, t) for t in truth)
+                by_relation[(g.predicate, "right value")] += any(same_value(g, t) for t in truth)
             for t in truth:
+                by_relation[(t.predicate, "labelled")] += 1
+                by_relation[(t.predicate, "recalled")] += any(same(world, g, t) for g in got)
+                by_relation[(t.predicate, "value recalled")] += any(same_value(g, t) for g in got)
                 if any(same(world, g, t) for g in got):
                     counts["recalled"] += 1
                 else:
@@ -139,6 +155,8 @@ def main() -> None:
         write_replay_file((client.entries[k] for k in needed if k in client.entries), args.record)
         print(f"recorded {len(needed) - len(missing)} replies in {args.record}"
               + (f" ({len(missing)} calls failed and have none)" if missing else ""))
+    if args.by_relation:
+        print(relation_table(world, by_relation))
     precision = counts["right"] / max(counts["extracted"], 1)
     recall = counts["recalled"] / max(counts["labelled"], 1)
     print(f"{world.id}: {len(units)} labelled units ({sum(1 for _, t in units if t)} stating a relation), "
@@ -146,6 +164,17 @@ def main() -> None:
     print(f"precision {precision:.1%} ({counts['right']}/{counts['extracted']}), recall {recall:.1%} "
           f"({counts['recalled']}/{counts['labelled']}); missed: {dict(missed_by)}; "
           f"{client.spend.calls - client.spend.hits} new calls, {seconds:.0f} s")
+
+
+def relation_table(world: CorpusWorld, counted: Counter[tuple[str, str]]) -> str:
+    """Per relation: extracted facts, right ones, ones with the right value under any subject; labelled facts,
+    recalled ones, ones whose value was extracted under any subject (what subject choice costs)."""
+    columns = ["extracted", "right", "right value", "labelled", "recalled", "value recalled"]
+    lines = ["| relation | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name in [p.name for p in world.ontology.predicates] + ["all"]:
+        row = [sum(v for (r, c), v in counted.items() if c == col and name in (r, "all")) for col in columns]
+        lines.append(f"| {name} | " + " | ".join(str(n) for n in row) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
