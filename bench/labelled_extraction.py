@@ -3,7 +3,7 @@ model extractor (relation-v1, grounded) on every labelled unit, and how many lab
 asked about (routing) as opposed to asked and missed (the model).
 
     PYTHONPATH=. .venv/bin/python bench/labelled_extraction.py [--labels data/handbooks/18f/labels.yaml]
-        [--url URL --model ID] [--sample N] [--show] [--record FILE | --replay FILE]
+        [--url URL --model ID] [--sample N] [--show] [--by-relation] [--record FILE | --replay FILE]
 
 The labels file lists units (page, checkpoint, the unit's text) with every triple a careful person reads
 from each (none for a unit that states no relation); the world file beside it says which relations there
