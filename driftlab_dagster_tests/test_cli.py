@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -40,6 +42,7 @@ def test_run_prints_both_tables_in_the_posts_layout(finished):
             "18               0              12") in done.stdout
     assert "repair: patch changed pages     99     21" in done.stdout
     assert "check: event 4 patch graph-only accuracy 100%" in done.stdout
+    assert "note:" not in done.stdout  # every relation of a templated world has sentences the patterns parse
     assert done.stderr.strip() == ""
 
 
@@ -100,6 +103,43 @@ def test_check_world_accepts_the_bundled_world():
     done = _driftlab("check-world", str(DEFAULT_WORLD))
     assert done.returncode == 0 and "40 pages, 4 events, 20 questions" in done.stdout
     assert "world tessaly_freight" in done.stdout
+
+
+def test_a_prose_world_read_without_a_model_says_what_goes_unread(tmp_path):
+    """The defaults (regex extractor, deterministic reader) on a corpus world answer only by abstaining: the run
+    says so, and which flag reads the prose, instead of tables that look like a finding."""
+    from driftlab_dagster.fixture_repo import build_handbook
+
+    built = build_handbook(tmp_path / "hb")
+    done = _driftlab("run", "--engine", "core", "--world", str(built.world), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stdout.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1
+    assert "--extractor model" in notes[0] and "--reader model" in notes[0]
+    with (tmp_path / "out" / "thistlecombe_handbook" / "results.csv").open(newline="") as f:
+        dated = [row for row in csv.DictReader(f) if row["expected"] != "none"]
+    assert dated and all(row["outcome"] == "abstain" for row in dated)  # what the note warns of
+
+
+@pytest.mark.parametrize(("extractor", "reader", "named"), [
+    ("regex", "deterministic", ["--extractor model", "--reader model"]),
+    ("model", "deterministic", ["--reader model"]),
+    ("regex", "model", ["--extractor model"]),
+    ("model", "model", []),
+])
+def test_the_prose_note_names_only_the_parts_that_read_no_prose(extractor, reader, named):
+    from driftlab_dagster.cli import _prose_unread
+    from driftlab_dagster.core.settings import StudySettings
+
+    def world(*open_flags: bool) -> SimpleNamespace:
+        return SimpleNamespace(ontology=SimpleNamespace(
+            predicates=[SimpleNamespace(name=f"r{i}", open=flag) for i, flag in enumerate(open_flags)]))
+
+    study = StudySettings(extractor=extractor, reader=reader)
+    note = _prose_unread(world(True, False), study)  # type: ignore[arg-type]
+    assert [flag for flag in ("--extractor model", "--reader model") if note and flag in note] == named
+    assert note is None or note.startswith("note: 1 of this world's relations")
+    assert _prose_unread(world(False, False), study) is None  # type: ignore[arg-type]
 
 
 def test_check_world_validates_a_git_sourced_world_one_line_per_problem(tmp_path):
