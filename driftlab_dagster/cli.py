@@ -202,7 +202,7 @@ def _prose_unread(world: World, study: StudySettings) -> str | None:
     """One line when part of the run reads a world's prose without a model: the regex extractor and the
     deterministic reader parse only templated sentences, and a relation declared by description (a corpus
     world's) has none, so a run that looks fine would answer only from abstention."""
-    described = [p.name for p in world.ontology.predicates if p.open]
+    described = sum(p.open for p in world.ontology.predicates)
     if not described:
         return None
     unread = []
@@ -213,7 +213,7 @@ def _prose_unread(world: World, study: StudySettings) -> str | None:
                       "nothing (--reader model does)")
     if not unread:
         return None
-    return (f"note: {len(described)} of this world's relations are declared by description for prose, which "
+    return (f"note: {described} of this world's relations are declared by description for prose, which "
             f"no model-free part reads: {'; '.join(unread)}")
 
 
