@@ -140,9 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         model = f"api={study.api} model={study.model} url={redact(study.url)} " if study.uses_model else ""
         print(f"world={world.id} ({world.source}, version {world.version}) reader={study.reader} "
               f"extractor={study.extractor} retrieval={study.retrieval} engine={args.engine} {model}".rstrip())
-        note = _prose_unread(world, study)
+        note = study.prose_unread(world.ontology.described_count)
         if note:
-            print(note)
+            print(f"note: {note}")
         if spend.get("model_calls"):
             hits, calls = spend["cache_hits"], spend["model_calls"]
             print(f"model calls {calls}, {hits} from the cache ({100 * hits / calls:.0f}%); tokens a live system "
@@ -196,25 +196,6 @@ def _helpers_stderr_aside() -> Iterator[None]:
                 held.seek(0)
                 sys.stderr.write(held.read().decode(errors="replace"))
                 sys.stderr.flush()
-
-
-def _prose_unread(world: World, study: StudySettings) -> str | None:
-    """One line when part of the run reads a world's prose without a model: the regex extractor and the
-    deterministic reader parse only templated sentences, and a relation declared by description (a corpus
-    world's) has none, so a run that looks fine would answer only from abstention."""
-    described = sum(p.open for p in world.ontology.predicates)
-    if not described:
-        return None
-    unread = []
-    if study.extractor == "regex":
-        unread.append("the regex extractor writes no fact of them (--extractor model does)")
-    if study.reader == "deterministic":
-        unread.append("the deterministic reader reads no page for them, so Rag and Hybrid's pages answer "
-                      "nothing (--reader model does)")
-    if not unread:
-        return None
-    return (f"note: {described} of this world's relations are declared by description for prose, which "
-            f"no model-free part reads: {'; '.join(unread)}")
 
 
 def _failed_calls_verdict(config: DriftlabConfig, spends: list[dict[str, int]]) -> int:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -119,27 +118,6 @@ def test_a_prose_world_read_without_a_model_says_what_goes_unread(tmp_path):
     with (tmp_path / "out" / "thistlecombe_handbook" / "results.csv").open(newline="") as f:
         dated = [row for row in csv.DictReader(f) if row["expected"] != "none"]
     assert dated and all(row["outcome"] == "abstain" for row in dated)  # what the note warns of
-
-
-@pytest.mark.parametrize(("extractor", "reader", "named"), [
-    ("regex", "deterministic", ["--extractor model", "--reader model"]),
-    ("model", "deterministic", ["--reader model"]),
-    ("regex", "model", ["--extractor model"]),
-    ("model", "model", []),
-])
-def test_the_prose_note_names_only_the_parts_that_read_no_prose(extractor, reader, named):
-    from driftlab_dagster.cli import _prose_unread
-    from driftlab_dagster.core.settings import StudySettings
-
-    def world(*open_flags: bool) -> SimpleNamespace:
-        return SimpleNamespace(ontology=SimpleNamespace(
-            predicates=[SimpleNamespace(name=f"r{i}", open=flag) for i, flag in enumerate(open_flags)]))
-
-    study = StudySettings(extractor=extractor, reader=reader)
-    note = _prose_unread(world(True, False), study)  # type: ignore[arg-type]
-    assert [flag for flag in ("--extractor model", "--reader model") if note and flag in note] == named
-    assert note is None or note.startswith("note: 1 of this world's relations")
-    assert _prose_unread(world(False, False), study) is None  # type: ignore[arg-type]
 
 
 def test_check_world_validates_a_git_sourced_world_one_line_per_problem(tmp_path):

@@ -100,6 +100,11 @@ class Ontology:
     def __contains__(self, name: str) -> bool:
         return name in self.by_name
 
+    @property
+    def described_count(self) -> int:
+        """How many relations are declared by description for prose (open) rather than by a pattern."""
+        return sum(p.open for p in self.predicates)
+
     def __getitem__(self, name: str) -> Predicate:
         return self.by_name[name]
 

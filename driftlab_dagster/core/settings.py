@@ -67,3 +67,22 @@ class StudySettings(BaseModel):
     @property
     def uses_model(self) -> bool:
         return self.extractor == "model" or self.reader == "model" or self.retrieval == "embed"
+
+    def prose_unread(self, described: int) -> str | None:
+        """What these settings leave unread of a world whose `described` relations are declared by description
+        for prose (a corpus world's): the regex extractor and the deterministic reader parse only templated
+        sentences, so such a run would answer only by abstaining while its tables look like a finding. None
+        when every part reads the prose or there is none. The command line prints it and the answers asset
+        shows it in each partition's metadata, in the same words."""
+        if not described:
+            return None
+        unread = []
+        if self.extractor == "regex":
+            unread.append("the regex extractor writes no fact of them (--extractor model does)")
+        if self.reader == "deterministic":
+            unread.append("the deterministic reader reads no page for them, so Rag and Hybrid's pages answer "
+                          "nothing (--reader model does)")
+        if not unread:
+            return None
+        return (f"{described} of this world's relations are declared by description for prose, which no "
+                f"model-free part reads: {'; '.join(unread)}")

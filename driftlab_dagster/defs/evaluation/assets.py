@@ -24,6 +24,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         are stored in DuckDB."""
         keys = parts.run_keys(context)
         slices, rows, embeddings, metadata = [], [], [], {}
+        # The same warning `driftlab run` prints: a prose world read without a model answers only by abstaining.
+        unread = ctx.settings.prose_unread(world.ontology.described_count)
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session:
                 progress.stage(f"{world.id} answers", len(keys))
@@ -44,7 +46,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                         embeddings += [{**where.columns, "page_id": p.id, "version": p.version,
                                         "model": ctx.settings.embed_model, "embedding": v}
                                        for p, v in retriever.vectors()]
-                    metadata[key] = {**_summary(found), **spend_metadata(session, mark)}
+                    metadata[key] = {**_summary(found), **spend_metadata(session, mark),
+                                     **({"prose_unread": dg.MetadataValue.text(unread)} if unread else {})}
                     progress.advance()
             with transaction(conn):
                 replace_slices(conn, "answers", slices, pd.DataFrame(rows))

@@ -1,0 +1,21 @@
+"""The study's settings: what they say a run leaves unread."""
+
+from __future__ import annotations
+
+import pytest
+
+from driftlab_dagster.core.settings import StudySettings
+
+
+@pytest.mark.parametrize(("extractor", "reader", "named"), [
+    ("regex", "deterministic", ["--extractor model", "--reader model"]),
+    ("model", "deterministic", ["--reader model"]),
+    ("regex", "model", ["--extractor model"]),
+    ("model", "model", []),
+])
+def test_the_prose_note_names_only_the_parts_that_read_no_prose(extractor, reader, named):
+    study = StudySettings(extractor=extractor, reader=reader)
+    note = study.prose_unread(described=1)
+    assert [flag for flag in ("--extractor model", "--reader model") if note and flag in note] == named
+    assert note is None or note.startswith("1 of this world's relations")
+    assert study.prose_unread(described=0) is None  # a templated world: every relation has its patterns
