@@ -126,27 +126,30 @@ def main() -> None:
             if n % 25 == 0:
                 keep()
             asked = {p.name for p in relations_to_ask(unit.text, world.ontology.predicates, unit.own_section)}
+            # (extracted, labelled) pairs that agree: in full, and in relation and value whatever the subject
+            right = {(i, j) for i, g in enumerate(got) for j, t in enumerate(truth) if same(world, g, t)}
+            right_value = {(i, j) for i, g in enumerate(got) for j, t in enumerate(truth) if same_value(g, t)}
             counts["extracted"] += len(got)
             counts["labelled"] += len(truth)
-            counts["right"] += sum(any(same(world, g, t) for t in truth) for g in got)
-            for g in got:
+            for i, g in enumerate(got):
+                found = any(a == i for a, _ in right)
+                counts["right"] += found
                 by_relation[(g.predicate, "extracted")] += 1
-                by_relation[(g.predicate, "right")] += any(same(world, g, t) for t in truth)
-                by_relation[(g.predicate, "right value")] += any(same_value(g, t) for t in truth)
-            for t in truth:
+                by_relation[(g.predicate, "right")] += found
+                by_relation[(g.predicate, "right value")] += any(a == i for a, _ in right_value)
+                if args.show and not found:
+                    print(f"  false  {g} from {unit.render()!r}")
+            for j, t in enumerate(truth):
+                recalled = any(b == j for _, b in right)
                 by_relation[(t.predicate, "labelled")] += 1
-                by_relation[(t.predicate, "recalled")] += any(same(world, g, t) for g in got)
-                by_relation[(t.predicate, "value recalled")] += any(same_value(g, t) for g in got)
-                if any(same(world, g, t) for g in got):
+                by_relation[(t.predicate, "recalled")] += recalled
+                by_relation[(t.predicate, "value recalled")] += any(b == j for _, b in right_value)
+                if recalled:
                     counts["recalled"] += 1
                 else:
                     missed_by["not asked" if t.predicate not in asked else "asked, missed"] += 1
                     if args.show:
                         print(f"  missed {t} in {unit.render()!r}")
-            if args.show:
-                for g in got:
-                    if not any(same(world, g, t) for t in truth):
-                        print(f"  false  {g} from {unit.render()!r}")
         seconds = time.perf_counter() - started
         keep()
     if args.record:
