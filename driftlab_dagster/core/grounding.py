@@ -36,7 +36,9 @@ GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-s
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
-_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# "An" is the article before a vowel or a lower-case word ("an hour", "An Office"), not before a capitalised
+# consonant: "An Li" is a given name and a surname.
+_LEADING_ARTICLE = re.compile(r"^(?:[Tt]he|[Aa]|[Aa]n(?=\s+(?:[AEIOUaeiou]|[a-z])))\s+")
 MAX_SPAN_TOKENS = 12
 
 

@@ -49,8 +49,9 @@ UNIT_QUALIFIERS = r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with
 _MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
 # One word of a person's name: a capital, then letters with an apostrophe or a hyphen inside ("O'Neil",
 # "Sanchez-Lowery"), or an initial ("K", "K."); never two capitals or more ("GSA", "TTS"), an article ("The
-# Director") or a digit.
-_NAME_WORD = r"(?![A-Z]{2,}\b|(?:The|A|An|This|That|Our|Your) )[A-Z](?:\.|[^\W\d_]*(?:['’-][^\W\d_]+)*)"
+# Director", "An Engineer") or a digit. "An" is the article only before a vowel, as English writes it: "An Li"
+# is a given name.
+_NAME_WORD = r"(?![A-Z]{2,}\b|(?:The|A|This|That|Our|Your) |An (?=[AEIOU]))[A-Z](?:\.|[^\W\d_]*(?:['’-][^\W\d_]+)*)"
 _PARTICLE = r"(?:van|von|de|der|den|da|di|del|la|le|du|bin|al)"
 # When something falls: a weekday ("Fridays", "Tuesday's"), a time of day with its zone or not ("2:30 pm ET",
 # "12:30 p.m. Eastern time", "9AM PST"), a date ("September 25th"), noon or midnight.
