@@ -22,7 +22,7 @@ from .values import TIME_UNIT, UNIT_QUALIFIERS, VALUE_KINDS, whole
 _SIGNED_KINDS = {VALUE_KINDS["money"], VALUE_KINDS["percentage"]}
 _DURATION = VALUE_KINDS["duration"]
 _PERSON = VALUE_KINDS["person"]
-_AFTER_A_NUMBER = re.compile(rf"[ -]{UNIT_QUALIFIERS}{TIME_UNIT}\b", re.IGNORECASE)
+_AFTER_A_NUMBER = re.compile(rf"[ -](?:{UNIT_QUALIFIERS}){TIME_UNIT}\b", re.IGNORECASE)
 # What makes "a month" a rate or a frequency: an amount right before it, or "once", "twice", "N times".
 _RATE_OR_FREQUENCY = re.compile(r"(?:[$€£]\d[\d,.]*|\bonce|\btwice|\btimes)\s*$", re.IGNORECASE)
 _ONE_UNIT = re.compile(rf"an? {TIME_UNIT}", re.IGNORECASE)

@@ -4,7 +4,8 @@ A value kind is the shape a relation's part takes; grounding (grounding.py) keep
 model's answer that the statement writes and the kind allows. The kinds cover what handbooks write:
 decimal money, thousands separators, magnitudes and ranges ("$1,000", "$50.43", "$10k", "$2.5 million",
 "$48,000 to $56,000"), durations in digits or words, plain or hyphenated, single or a range, with up to two
-words between the number and its unit ("30 days", "six weeks", "a 30-day window", "5-7 business days",
+words between the number and its unit ("30 days", "six weeks", "a 30-day window", "a 7-calendar-day wait",
+"5-7 business days",
 "three to six months", "between one and four years", "six telework days", "12 administrative workweeks"),
 percentages, names with dots, digits or capitals inside ("Node.js", "3M", "login.gov"), a person's given name
 and surname ("Amber Van Amburg", never "Acting Director" or "GSA"), e-mail addresses, URLs, chat channels
@@ -19,7 +20,8 @@ of a character class per part, so none can backtrack catastrophically (see world
 3. thousands separators dropped inside numbers ("1,000" -> "1000"), an amount's magnitude written out
    ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75");
 4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
-5. a hyphen between a number and a unit word dropped ("30-day" -> "30 day"), and the time units made
+5. the hyphens between a number, up to two words and a unit word made spaces ("30-day" -> "30 day",
+   "7-calendar-day" -> "7 calendar day"), and the time units made
    singular ("days" -> "day", "hours" -> "hour", "workweeks" -> "workweek");
 6. a time of day on the hour written one way ("3:00 pm", "3 p.m." -> "3pm");
 7. a final full stop dropped.
@@ -43,8 +45,10 @@ _NUMBER_WORD = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
 TIME_UNIT = r"(?:minute|hour|work ?day|day|work ?week|week|month|year)s?"
 _UNIT = TIME_UNIT
 # Up to two words between a number and its time unit ("10 business days", "six telework days", "240 annual
-# leave hours"), never a word that starts a phrase of its own ("one of the days" is no duration).
-UNIT_QUALIFIERS = r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with|each|every)\b)[a-z]+ ){0,2}"
+# leave hours"), never a word that starts a phrase of its own ("one of the days" is no duration); after digits
+# hyphened too ("a 7-calendar-day waiting period"; "a full-day event" is no duration).
+UNIT_QUALIFIERS = (r"(?:(?!(?:of|the|a|an|and|or|to|in|on|at|for|per|from|by|with|each|every)\b)[a-z]+ ){0,2}"
+                   r"|(?<=\d-)(?:[a-z]+-){1,2}")
 # An amount's magnitude, right after its digits ("$10k", "$5M", "$2.5 million").
 _MAGNITUDE = r"(?:[kKMB]|bn| thousand| million| billion)"
 # One word of a person's name: a capital, then letters with an apostrophe or a hyphen inside ("O'Neil",
@@ -73,7 +77,7 @@ VALUE_KINDS: dict[str, str] = {
     "money": rf"{_AMOUNT}(?: ?(?:to|-|–) ?{_AMOUNT})?",
     "duration": rf"(?:between )?(?:\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*| (?:and|or) \d[\d,.]*)?"
                 rf"|(?:{_NUMBER_WORD}) (?:to|and|or) (?:{_NUMBER_WORD})|{_NUMBER_WORD}|an?)"
-                rf"[ -]{UNIT_QUALIFIERS}{_UNIT}",
+                rf"[ -](?:{UNIT_QUALIFIERS}){_UNIT}",
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     # A chat channel as Slack names one: lower-case letters, digits, "-", "_" and ".", with or without its "#".
@@ -93,7 +97,8 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SIGNED_MAGNITUDE = re.compile(r"([$€£])(\d[\d,]*(?:\.\d+)?) ?(k|m|b|bn|thousand|million|billion)\b")
 _POWERS = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
 _ZERO_CENTS = re.compile(r"([$€£]\d[\d,]*)\.00(?!\d)")
-_HYPHEN_UNIT = re.compile(rf"(?<=\d)-(?={_UNIT}\b)")
+# The hyphens of a duration written as one word: "30-day", "7-calendar-day" (= "7 calendar days").
+_HYPHEN_UNIT = re.compile(rf"(?<=\d)-((?:[a-z]+-){{0,2}})(?={_UNIT}\b)")
 _PLURAL_UNIT = re.compile(r"\b(minute|hour|workday|day|workweek|week|month|year)s\b")
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
 _PLAIN = str.maketrans({"–": "-", "—": "-", "‑": "-", "’": "'", "‘": "'", "“": '"', "”": '"'})
@@ -109,7 +114,7 @@ def normalise(text: str) -> str:
     out = _THOUSANDS.sub("", out)
     out = _COMPOUND.sub(lambda m: str(int(_WORDS[m.group(1)]) + int(_WORDS[m.group(2)])), out)
     out = _WORD_RE.sub(lambda m: _WORDS[m.group(1)], out)
-    out = _HYPHEN_UNIT.sub(" ", out)
+    out = _HYPHEN_UNIT.sub(lambda m: " " + m.group(1).replace("-", " "), out)
     out = _PLURAL_UNIT.sub(r"\1", out)
     out = _CLOCK.sub(r"\1\2m", out)
     return " ".join(out.split()).rstrip(".").strip()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -104,6 +105,8 @@ def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     ("duration", "between one and four years"), ("duration", "four or eight years"), ("duration", "10 work days"),
     ("when", "Wednesdays"), ("when", "Tuesday’s"), ("when", "2:30 pm ET"), ("when", "12:30 p.m. Eastern time"),
     ("when", "9AM PST"), ("when", "September 25th"),
+    # Seen in Basecamp's handbook: words between a number and its unit, hyphened.
+    ("duration", "7-calendar-day"),
 ])
 def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     sentence = f"The value is {written} as of today."
@@ -116,6 +119,7 @@ def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     ("$1,000", "1000"), ("£20 a day", "20"), ("a 30-day window", "30 days"), ("six weeks", "6 weeks"),
     ("15 percent", "15%"), ("Twenty-five days", "25 days"), ("$10k", "$10,000"), ("$2.5 million", "$2,500,000"),
     ("$75.00", "$75"), ("£1.5bn", "1500000000"), ("12 administrative workweeks", "12 administrative workweek"),
+    ("a 7-calendar-day waiting period", "7 calendar days"),
 ])
 def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
     assert matches(answer, expected)
@@ -135,6 +139,9 @@ def test_a_phrase_of_its_own_between_a_number_and_a_unit_makes_no_duration():
     limit = _open("time_limit", obj="duration", cues=("take",))
     said = "Reviews take one of the days you choose."
     assert ground(Triple("Reviews", "time_limit", "one of the days"), limit, said) is None
+    # hyphened words before the unit make a duration only after digits: "a full-day event" states no length
+    assert re.fullmatch(VALUE_KINDS["duration"], "7-calendar-day")
+    assert not re.fullmatch(VALUE_KINDS["duration"], "a full-day")
 
 
 def test_the_governed_graph_compares_values_in_the_same_normalisation(world):
