@@ -8,7 +8,8 @@ CommonMark parser, with tables), never split on lines, into `Unit`s:
 - one unit per sentence of a paragraph, the paragraph's hard-wrapped lines joined first;
 - one unit per list item, with the paragraph that leads into the list (or the parent item, for a nested
   list) kept as its `lead`;
-- one unit per table row, written as "column: cell" pairs from the header row;
+- one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
+  more, a row that fills only its first cell labels the rows below it (a group row) and is their lead;
 - a FAQ's "Q: ... A: ..." paragraph as one unit.
 
 Every unit carries its heading `trail`: the page title (front matter `title:`, else the first `#` heading)
@@ -120,6 +121,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     last_paragraph = ""  # the last sentence of the paragraph just before: a list's lead-in
     row_header: list[str] = []
     row: list[str] = []
+    row_group = ""  # the label of a wide table's group row above ("| **Skill** | | |"), the rows' lead-in
     in_head = False
     depth_items: list[str] = []  # per open list item: its first paragraph's text (a nested list's lead-in)
 
@@ -169,7 +171,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             if content:
                 units.extend(Unit(s, trail()) for s in _sentences(content))
         elif kind == "thead_open":
-            in_head, row_header = True, []
+            in_head, row_header, row_group = True, [], ""
         elif kind == "thead_close":
             in_head = False
         elif kind == "tr_open":
@@ -181,9 +183,11 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
         elif kind == "tr_close":
             if in_head:
                 row_header = row
+            elif len(row) >= 3 and row[0] and not any(row[1:]):
+                row_group = row[0]  # a group row of a wide table: it states nothing, it names the rows below
             elif any(row):
                 pairs = "; ".join(f"{h}: {c}" if h else c for h, c in zip(row_header or [""] * len(row), row) if c)
-                units.append(Unit(pairs, trail()))
+                units.append(Unit(pairs, trail(), row_group))
         i += 1
     return tuple(units)
 

@@ -92,6 +92,31 @@ def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     assert "Section: Leave | Annual leave accrues" in units[1].render()
 
 
+def test_a_wide_tables_group_row_labels_the_rows_below_it():
+    # Seen in Basecamp's public handbook (titles for each role): "| **Skill** |  |  |" above the rows it groups.
+    page = textwrap.dedent("""\
+        # Titles
+
+        | Category | Senior (L3) | Lead (L4) |
+        | --- | --- | --- |
+        | **Skill** |  |  |
+        | Mastery | Broad depth | Sets the bar |
+        | **Engagement** |  |  |
+        | Trust | Some review | Little review |
+
+        | Plan | Price |
+        |---|---|
+        | Basic | |
+        | Pro | $12 |
+    """)
+    units = markdown_units(page)
+    assert [(u.lead, u.text) for u in units] == [
+        ("Skill", "Category: Mastery; Senior (L3): Broad depth; Lead (L4): Sets the bar"),
+        ("Engagement", "Category: Trust; Senior (L3): Some review; Lead (L4): Little review"),
+        ("", "Plan: Basic"),  # two columns: an empty price is a missing value, not a group
+        ("", "Plan: Pro; Price: $12")]
+
+
 # ----- 2 and 3: value kinds, one normalisation -----
 
 @pytest.mark.parametrize("kind, written", [
