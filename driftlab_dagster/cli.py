@@ -150,7 +150,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if study.uses_model:
             from driftlab_dagster.core.study import run_study
 
-            _print_model_tables(results, run_study(world).results, costs, timings, world.scenario_names)
+            reference = reports.same_slice(run_study(world).results, results)
+            _print_model_tables(results, reference, costs, timings, world.scenario_names)
         else:
             _print_tables(results, costs, timings, world.scenario_names)
         folder = config.output_dir / world.id

@@ -219,6 +219,14 @@ def markdown_table(rows: Iterable[dict], columns: list[str], max_chars: int = 12
     return "\n".join(lines)
 
 
+def same_slice(reference: Iterable[dict], results: Iterable[dict]) -> list[dict]:
+    """The reference run's rows for the (scenario, step) pairs the results cover: a run of a slice
+    (`--scenario`, `--until`) is compared with the same slice of the whole deterministic study, never with
+    answers at checkpoints it did not reach."""
+    covered = {(r["scenario"], int(r["step"])) for r in results}
+    return [r for r in reference if (r["scenario"], int(r["step"])) in covered]
+
+
 def two_column_table(ceiling: list[dict], model: list[dict]) -> str:
     """The post's layout: the deterministic ceiling beside the model run, with the model's wrong answers
     split into stated plainly and marked possibly stale."""

@@ -5,7 +5,16 @@ import os
 
 import pytest
 
-from driftlab_dagster.core.reports import ReportFolderError, cost_curve_plot, cost_plot, write_bytes, write_text
+from driftlab_dagster.core.reports import (
+    ReportFolderError,
+    cost_curve_plot,
+    cost_plot,
+    same_slice,
+    summarise,
+    write_bytes,
+    write_text,
+)
+from driftlab_dagster.core.study import run_study
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -53,3 +62,18 @@ def test_a_full_disk_under_the_report_folder_is_one_line_naming_the_folder(tmp_p
         assert "\n" not in message
     assert sorted(p.name for p in folder.iterdir()) == ["results.csv"]  # no temporary file left behind
     assert (folder / "results.csv").read_text() == "the previous run's rows\n"  # the old report is whole
+
+
+def test_a_slices_reference_column_covers_that_slice_only(world):
+    """`driftlab run --until D --scenario S` with a model prints the deterministic study beside it: the same
+    scenarios and checkpoints, not the whole study (which counted drifted answers at checkpoints the run never
+    reached)."""
+    whole = run_study(world).results
+    first = min(int(r["step"]) for r in whole)
+    sliced = [dict(r, step=str(r["step"])) for r in whole if r["scenario"] == "Fresh" and int(r["step"]) == first]
+    reference = same_slice(whole, sliced)  # steps as the CSV gives them back: text
+    assert {(r["scenario"], int(r["step"])) for r in reference} == {("Fresh", first)}
+    assert len(reference) == len(sliced)
+    [row] = [s for s in summarise(reference, world.scenario_names) if s["design"] == "Rag"]
+    assert row["answers"] == len(world.question_ids) and row["scenario"] == "Fresh"
+    assert len(summarise(whole, world.scenario_names)) > len(summarise(reference, world.scenario_names))
