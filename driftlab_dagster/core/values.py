@@ -129,10 +129,10 @@ def _written_out(amount: re.Match[str]) -> str:
 def whole(pattern: str) -> str:
     """`pattern` found only where the text writes it as whole words: not a piece of a longer word, of a number
     ("3" in "$3,500", "75" in "75.50"), of a hyphened or dotted word ("tts" in "tts-travel", "Node" in
-    "Node.js") or of an e-mail address ("gsa.gov" in "desk@gsa.gov"). A possessive's "'s" and a full stop
-    ending a sentence are outside a word. What grounding, the measure rules and the scorer all mean by a
-    value written in a text."""
-    return rf"(?<![\w@])(?<!\w[.,-])(?:{pattern})(?![.,-]?\w)(?!@)"
+    "Node.js"), of a word joined by an ampersand ("Project Q" in "Project Q&A", "AT" in "AT&T") or of an e-mail
+    address ("gsa.gov" in "desk@gsa.gov"). A possessive's "'s" and a full stop ending a sentence are outside a
+    word. What grounding, the measure rules and the scorer all mean by a value written in a text."""
+    return rf"(?<![\w@])(?<!\w[.,&-])(?:{pattern})(?![.,&-]?\w)(?!@)"
 
 
 def states(answer: str | None, value: str) -> bool:

@@ -58,6 +58,14 @@ def test_a_heading_names_the_subject_never_the_value():
     assert ground(Triple("Security", "slack_channel", "Tech Operations"), channel, unit.text,
                   unit.context) == Triple("Security", "slack_channel", "Tech Operations")
 
+def test_a_word_joined_by_an_ampersand_is_one_word():
+    # Seen in the 18F study on the 0.5B model: "Project Q" read as a person from "Project Q&A invites".
+    lead = _open("led_by", obj="person", cues=("look",))
+    said = "Look out for Project Q&A invites in your inbox."
+    assert ground(Triple("Engineering", "led_by", "Project Q"), lead, said) is None
+    assert not matches("Ask AT&T.", "AT") and matches("Ask AT&T.", "AT&T")
+
+
 def test_a_part_that_names_nothing_or_holds_the_other_part_is_no_fact():
     # Both seen in the 0.5B model's replies on 18F units: filler as a subject, and the object's span
     # repeated inside the subject.
