@@ -30,9 +30,11 @@ from .ontology import Predicate, Triple
 from .values import VALUE_KINDS, whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
-# replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change.
+# replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change,
+# and with a change to how pages are cut into units (units.py) or to a value kind (values.py).
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
-                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person")
+                     "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
+                     "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
