@@ -77,3 +77,19 @@ def test_a_slices_reference_column_covers_that_slice_only(world):
     [row] = [s for s in summarise(reference, world.scenario_names) if s["design"] == "Rag"]
     assert row["answers"] == len(world.question_ids) and row["scenario"] == "Fresh"
     assert len(summarise(whole, world.scenario_names)) > len(summarise(reference, world.scenario_names))
+
+
+def test_the_summary_counts_what_a_design_read_apart_from_what_it_won_by_abstaining(tmp_path):
+    """A prose world read without a model abstains everywhere: every "none" answer is right and every stated
+    one is not, and the summary's `stated` columns say so where "All" alone looks like a finding."""
+    from driftlab_dagster.core.world.loader import load_world
+    from driftlab_dagster.fixture_repo import build_handbook
+
+    world = load_world(build_handbook(tmp_path / "hb").world)
+    results = run_study(world).results
+    for row in summarise(results, world.scenario_names):
+        cell = [r for r in results if r["design"] == row["design"] and r["scenario"] == row["scenario"]]
+        none = sum(r["expected"] == "none" for r in cell)
+        assert 0 < none < row["answers"]
+        assert row["stated"] == row["answers"] - none and row["stated_correct"] == 0
+        assert row["correct"] == none

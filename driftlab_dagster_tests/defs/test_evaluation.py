@@ -28,6 +28,11 @@ def test_a_prose_world_read_without_a_model_says_so_in_each_answers_partition(tm
     assert len(records) == 1 and {"Fresh", first} == set(records[0].partition_key.split("|"))
     note = records[0].asset_materialization.metadata["prose_unread"].value
     assert "--extractor model" in note and "--reader model" in note
+    # ... and the per-design table shows what each design read apart from what abstaining won it
+    lines = records[0].asset_materialization.metadata["by_design"].value.splitlines()
+    header, rows = lines[0], [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    column = [c.strip() for c in header.strip("|").split("|")].index("stated")
+    assert len(rows) == 5 and all(row[column] == "0%" for row in rows)
 
 
 def test_a_templated_world_carries_no_such_note(dagster_study):

@@ -60,13 +60,17 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
 
 
 def _summary(rows: list[dict]) -> dict:
-    """One partition's answers at a glance: accuracy per design, hedges, and every answer that was not right."""
+    """One partition's answers at a glance: accuracy per design (all answers, and those whose expected value is
+    stated rather than "none"), hedges, and every answer that was not right."""
     by_design = []
     for design in ALL_DESIGNS:
         cell = [r for r in rows if r["design"] == design.value]
+        stated = [r for r in cell if r["expected"] != "none"]  # what the design read, not won by abstaining
         by_design.append({
             "design": design.value,
             "accuracy": f"{100 * sum(r['outcome'] == 'correct' for r in cell) / len(cell):.0f}%" if cell else "-",
+            "stated": (f"{100 * sum(r['outcome'] == 'correct' for r in stated) / len(stated):.0f}%"
+                       if stated else "-"),
             "wrong": sum(r["outcome"] == "wrong" for r in cell),
             "hedged": sum(r["hedged"] for r in cell),
             "abstain": sum(r["outcome"] == "abstain" for r in cell),
