@@ -87,7 +87,8 @@ def strip_front_matter(text: str) -> tuple[str, str]:
     if not found:
         return text, ""
     title = _FRONT_TITLE.search(found.group(1) or "")
-    return text[found.end():], (title.group(2).strip() if title else "")
+    # A title is plain text to a reader: inline HTML ("Travel <em>before</em> onboarding") shows as its words.
+    return text[found.end():], (_SPACES.sub(" ", _TAG.sub("", title.group(2))).strip() if title else "")
 
 
 def page_title(path: str, text: str) -> str:

@@ -100,6 +100,13 @@ def test_list_items_keep_their_lead_in_and_table_rows_their_header():
     assert "Section: Leave | Annual leave accrues" in units[1].render()
 
 
+def test_a_front_matter_title_reads_as_plain_text():
+    # Seen in 18F's handbook: `title: Get set up to travel for TTS <em>before</em> GSA onboarding`.
+    page = "---\ntitle: Travel <em>before</em> onboarding\n---\nRequest a vendor ID first.\n"
+    [unit] = markdown_units(page)
+    assert unit.trail == ("Travel before onboarding",)
+
+
 def test_a_wide_tables_group_row_labels_the_rows_below_it():
     # Seen in Basecamp's public handbook (titles for each role): "| **Skill** |  |  |" above the rows it groups.
     page = textwrap.dedent("""\
