@@ -78,10 +78,11 @@ class StudySettings(BaseModel):
             return None
         unread = []
         if self.extractor == "regex":
-            unread.append("the regex extractor writes no fact of them (--extractor model does)")
+            unread.append("the regex extractor writes no fact of them (--extractor model does; in the settings "
+                          "file, extractor: model)")
         if self.reader == "deterministic":
             unread.append("the deterministic reader reads no page for them, so Rag and Hybrid's pages answer "
-                          "nothing (--reader model does)")
+                          "nothing (--reader model does; in the settings file, reader: model)")
         if not unread:
             return None
         return (f"{described} of this world's relations are declared by description for prose, which no "
