@@ -5,13 +5,13 @@ model's answer that the statement writes and the kind allows. The kinds cover wh
 decimal money, thousands separators, magnitudes and ranges ("$1,000", "$50.43", "$10k", "$2.5 million",
 "$48,000 to $56,000"), durations in digits or words, plain or hyphenated, single or a range, with up to two
 words between the number and its unit ("30 days", "six weeks", "a 30-day window", "a 7-calendar-day wait",
-"5-7 business days",
-"three to six months", "between one and four years", "six telework days", "12 administrative workweeks"),
-percentages, names with dots, digits or capitals inside ("Node.js", "3M", "login.gov"), a person's given name
-and surname ("Amber Van Amburg", never "Acting Director" or "GSA"), e-mail addresses, URLs, chat channels
-("#tts-jobs"), when something falls (a weekday, a time of day, a date: "Fridays", "2:30 pm ET", "September
-25th"), and lists of people ("Ana Pérez, Bo Li and Cy Ode"). Every pattern is built of single repetitions
-of a character class per part, so none can backtrack catastrophically (see world/shapes.py).
+"5-7 business days", "three to six months", "between one and four years", "six telework days", "12
+administrative workweeks"), percentages, names with dots, digits or capitals inside ("Node.js", "3M",
+"login.gov"), a person's given name and surname ("Amber Van Amburg", never "Acting Director" or "GSA"), e-mail
+addresses, URLs, chat channels ("#tts-jobs"), when something falls (a weekday, a time of day, a date:
+"Fridays", "2:30 pm ET", "September 25th"), and lists of people ("Ana Pérez, Bo Li and Cy Ode"). Every
+pattern is built of single repetitions of a character class per part, so none can backtrack catastrophically
+(see world/shapes.py).
 
 `normalise` is how two spellings of a value are compared, exactly:
 
@@ -21,8 +21,8 @@ of a character class per part, so none can backtrack catastrophically (see world
    ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75");
 4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
 5. the hyphens between a number, up to two words and a unit word made spaces ("30-day" -> "30 day",
-   "7-calendar-day" -> "7 calendar day"), and the time units made
-   singular ("days" -> "day", "hours" -> "hour", "workweeks" -> "workweek");
+   "7-calendar-day" -> "7 calendar day"), and the time units made singular ("days" -> "day", "hours" ->
+   "hour", "workweeks" -> "workweek");
 6. a time of day on the hour written one way ("3:00 pm", "3 p.m." -> "3pm");
 7. a final full stop dropped.
 
