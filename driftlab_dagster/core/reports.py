@@ -32,6 +32,11 @@ def pct(part: int, whole: int) -> str:
     return f"{rounded.quantize(Decimal(1), rounding=ROUND_HALF_UP)}% ({part}/{whole})"
 
 
+def stated(row: dict) -> bool:
+    """Whether an answer row expects a value the world states (not "none": the world does not say, yet)."""
+    return str(row["expected"]).strip().casefold() != "none"
+
+
 def summarise(results: Iterable[dict], scenarios: list[str]) -> list[dict]:
     """One row per (design, scenario) in the post's order: accuracy, drifted accuracy and the error split."""
     rows = list(results)
@@ -42,13 +47,13 @@ def summarise(results: Iterable[dict], scenarios: list[str]) -> list[dict]:
             if not cell:
                 continue
             drifted = [r for r in cell if r["drifted"]]
-            stated = [r for r in cell if str(r["expected"]).strip().casefold() != "none"]
+            read = [r for r in cell if stated(r)]
             right = sum(r["outcome"] == "correct" for r in cell)
             summary.append({
                 "design": design, "scenario": scenario, "answers": len(cell), "correct": right,
                 "drifted": len(drifted), "drifted_correct": sum(r["outcome"] == "correct" for r in drifted),
                 # answers the world states (not "none"): what a design read, not what it won by abstaining
-                "stated": len(stated), "stated_correct": sum(r["outcome"] == "correct" for r in stated),
+                "stated": len(read), "stated_correct": sum(r["outcome"] == "correct" for r in read),
                 "wrong_no_hedge": sum(r["outcome"] == "wrong" and not r["hedged"] for r in cell),
                 "wrong_hedged": sum(r["outcome"] == "wrong" and r["hedged"] for r in cell),
                 "abstain": sum(r["outcome"] == "abstain" for r in cell),

@@ -4,7 +4,7 @@ import pandas as pd
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate, read_ahead
 from driftlab_dagster.core.progress import Progress
-from driftlab_dagster.core.reports import markdown_table
+from driftlab_dagster.core.reports import markdown_table, stated
 from driftlab_dagster.core.warehouse import replace_slices, stored_layer, transaction
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
@@ -65,12 +65,11 @@ def _summary(rows: list[dict]) -> dict:
     by_design = []
     for design in ALL_DESIGNS:
         cell = [r for r in rows if r["design"] == design.value]
-        stated = [r for r in cell if r["expected"] != "none"]  # what the design read, not won by abstaining
+        read = [r for r in cell if stated(r)]  # what the design read, not what abstaining won it
         by_design.append({
             "design": design.value,
             "accuracy": f"{100 * sum(r['outcome'] == 'correct' for r in cell) / len(cell):.0f}%" if cell else "-",
-            "stated": (f"{100 * sum(r['outcome'] == 'correct' for r in stated) / len(stated):.0f}%"
-                       if stated else "-"),
+            "stated": f"{100 * sum(r['outcome'] == 'correct' for r in read) / len(read):.0f}%" if read else "-",
             "wrong": sum(r["outcome"] == "wrong" for r in cell),
             "hedged": sum(r["hedged"] for r in cell),
             "abstain": sum(r["outcome"] == "abstain" for r in cell),
