@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .measures import a_measure_for_a_name, a_role_or_an_office, another_measure, the_only_value
+from .measures import a_measure_for_a_name, a_placeholder, a_role_or_an_office, another_measure, the_only_value
 from .ontology import Predicate, Triple
 from .values import VALUE_KINDS, whole
 
@@ -262,7 +262,9 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
         return None
     if found is not None and role == "object" and shape in _NAME_SHAPES:
         found = _name_without_the_sentence_around_it(found, shape, sentence)
-    if found is not None and shape == _PERSON and a_role_or_an_office(found):
+    if found is not None and shape == _PERSON and (a_role_or_an_office(found) or a_placeholder(found)):
+        return None
+    if found is not None and role == "object" and shape in _KIND_NAMED and names_the_kind(found, predicate):
         return None
     return found if found is not None and _names_something(found) else None
 
@@ -270,6 +272,18 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
 _NAME_SHAPES = {VALUE_KINDS[kind] for kind in ("name", "person", "people")}
 _CHANNEL = VALUE_KINDS["channel"]
 _PERSON = VALUE_KINDS["person"]
+_KIND_NAMED = _NAME_SHAPES | {_CHANNEL, VALUE_KINDS["phrase"]}  # the kinds a plain word can fit
+
+
+def names_the_kind(value: str, predicate: Predicate) -> bool:
+    """Whether a value is only words a text uses to speak of the relation itself: its name's words and its
+    cues ("tool" or "system" as the tool used, "Slack channel" as the channel). Such a reply says what kind of
+    thing the value is ("submit it in the system"), not which one. Only for the kinds a plain word fits: a
+    measure's unit ("a month") is its value's own word."""
+    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in _EMPTY_WORDS]
+    kind = sorted({w for text in (*predicate.cues, predicate.name.replace("_", " "))
+                   for w in re.findall(r"[a-z0-9]+", text.casefold())} - _FUNCTION_WORDS)
+    return bool(words) and all(_word_hit(w, kind) for w in words)
 
 def _a_channel_as_written(reply: str, found: str, shape: str | None, sentence: str) -> bool:
     """A chat channel is what the statement marks as one ("#tts-jobs"), or, where it marks none ("Find us on

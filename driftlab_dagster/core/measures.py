@@ -1,4 +1,4 @@
-"""Which measure a value is, as its statement writes it. Four rules about how text writes measures and
+"""Which measure a value is, as its statement writes it. Five rules about how text writes measures and
 names, none about one handbook:
 
 - `a_measure_for_a_name`: an amount, a duration, a percentage, a bare number or an address is never a
@@ -8,6 +8,7 @@ names, none about one handbook:
   how long ("$130 a month", "meets once a week").
 - `a_role_or_an_office`: a value given for a person that ends in a role's or an office's word ("Acting
   Director", "Workforce Relations") names a position or a unit, not a person.
+- `a_placeholder`: "Person B", "User X" is an example's stand-in for someone, not a person.
 - `the_only_value`: a narrow kind's value the model garbled is the one such value its statement writes,
   when it writes exactly one ("10 days" for "ten business days").
 """
@@ -79,6 +80,21 @@ def a_role_or_an_office(person: str) -> bool:
     return last in _ROLE_OR_OFFICE_WORDS or (last.endswith("s") and last[:-1] in _ROLE_OR_OFFICE_WORDS)
 
 
+# Nouns a text uses for "some person" in an example: "Person A", "User B", "Employee X" are placeholders.
+_SOMEONE_WORDS = {"person", "user", "employee", "someone", "customer", "applicant", "candidate", "individual",
+                  "contractor", "traveler", "traveller", "participant", "worker", "colleague"}
+
+
+def a_placeholder(person: str) -> bool:
+    """Whether a value given for a person is an example's stand-in: a noun for a person or a role followed by
+    letters only ("Person B" in "Person A has access to something but not Person B"). A real name's first word
+    is a given name, never "Person"; an initial after a given name ("Shashank K") is a person."""
+    first, *rest = person.split()
+    first = first.casefold()
+    return bool(rest) and (first in _SOMEONE_WORDS or first in _ROLE_OR_OFFICE_WORDS) and all(
+        re.fullmatch(r"[A-Z]\.?", word) for word in rest)
+
+
 def the_only_value(shape: str | None, sentence: str) -> str | None:
     """The one value of a narrow kind (an amount, a duration, an address, a person's given name and surname: a
     shape no plain word fits) the statement writes, when it writes exactly one: the model said the statement
@@ -88,5 +104,5 @@ def the_only_value(shape: str | None, sentence: str) -> str | None:
         return None
     values = {m.group(0).rstrip(".,") for m in re.finditer(whole(shape), sentence)}
     if shape == _PERSON:
-        values = {v for v in values if not a_role_or_an_office(v)}
+        values = {v for v in values if not a_role_or_an_office(v) and not a_placeholder(v)}
     return values.pop() if len(values) == 1 else None

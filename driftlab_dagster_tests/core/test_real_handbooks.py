@@ -424,6 +424,37 @@ def test_a_persons_name_in_its_real_shapes_is_kept(person):
         Triple("Engineering guild", "led_by", person)
 
 
+@pytest.mark.parametrize("stand_in", ["Person B", "User X", "Employee A.", "Engineer C"])
+def test_an_examples_stand_in_for_someone_is_no_person(stand_in):
+    # Seen in the 18F study: "Person B" from "Person A has access to something but not Person B" was held as
+    # who leads Infrastructure, beside the real lead, and the reader chose it.
+    lead = _open("led_by", obj="person", cues=("lead",))
+    said = f"The infrastructure lead decides what {stand_in.rstrip('.')} may access."
+    assert ground(Triple("infrastructure", "led_by", stand_in), lead, said) is None
+    assert ground(Triple("infrastructure", "led_by", "Noah Kunin"), lead, said + " Noah Kunin leads it.") \
+        == Triple("infrastructure", "led_by", "Noah Kunin")
+
+
+@pytest.mark.parametrize("reply", ["system", "tool", "the form"])
+def test_a_value_that_only_names_the_relations_kind_is_none(reply):
+    # Seen in the 18F study: "system" held as the tool for purchase requests beside "C2"; shown both, the
+    # model reader answered "tool".
+    tool = _open("uses_tool", cues=("use", "system", "form", "submit"))
+    said = f"Purchase requests go in the {reply.removeprefix('the ')} (C2, our request system)."
+    assert ground(Triple("Purchase requests", "uses_tool", reply), tool, said) is None
+    assert ground(Triple("Purchase requests", "uses_tool", "C2"), tool, said) \
+        == Triple("Purchase requests", "uses_tool", "C2")
+
+
+@pytest.mark.parametrize("reply", ["channel", "slack channel"])
+def test_a_channel_that_only_names_the_kind_is_none(reply):
+    channel = _open("slack_channel", obj="channel", cues=("slack", "channel"))
+    said = f"Ask the Infrastructure team in the {reply}: #infrastructure."
+    assert ground(Triple("Infrastructure", "slack_channel", reply), channel, said) is None
+    assert ground(Triple("Infrastructure", "slack_channel", "#infrastructure"), channel, said) \
+        == Triple("Infrastructure", "slack_channel", "#infrastructure")
+
+
 @pytest.mark.parametrize("role", ["The Director", "An Engineer", "A Team"])
 def test_an_article_starts_no_persons_name(role):
     # "An" is the article before a vowel only ("An Li" above is a given name and a surname)
