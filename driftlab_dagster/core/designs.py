@@ -142,11 +142,16 @@ class Agent:
                      key=lambda c: normalise(c.value) != normalise(governed_value))
         evidence = [Evidence(self.ontology.render(predicate, name, c.value), c.source, c.date, True) for c in top]
         hop = self.reader.read(entity, predicate, evidence, versioned=False, asked=asked)
-        hedged, why = resolution.hedged, [resolution.why, hop.why]
-        if hop.value is not None and not states(hop.value, resolution.value):
-            # Code knows the governed value: a reader that says something else is not to be trusted plainly.
+        hedged, why, value = resolution.hedged, [resolution.why, hop.why], hop.value
+        if value is not None and not any(states(value, c.value) for c in top):
+            # The reader answered what no claim it was shown says ("tool" for "Purchase requests uses tool C2"):
+            # a misreading, not a judgement. Code's governed value stands, hedged.
+            hedged, why, value = True, why + ["the reader's answer is in none of the claims; the governed value "
+                                              "stands"], governed_value
+        elif value is not None and not states(value, governed_value):
+            # The reader chose another claim of the top rank: code knows the governed value, so not plainly.
             hedged, why = True, why + ["the reader's answer differs from the governed value"]
-        return HopAnswer(hop.value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)
+        return HopAnswer(value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)
 
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []

@@ -165,9 +165,30 @@ def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
 
     agrees = agent('{"answer": "€49", "possibly_stale": false}').ask("q", "Pro", ("price",))
     assert (agrees.value, agrees.hedged) == ("€49", False)
+    # A reader that answers what no claim says has misread them: the governed value stands, hedged.
     invents = agent('{"answer": "9", "possibly_stale": false}').ask("q", "Pro", ("price",))
-    assert (invents.value, invents.hedged) == ("9", True)
-    assert "differs from the governed value" in invents.why
+    assert (invents.value, invents.hedged) == ("49", True)
+    assert "in none of the claims" in invents.why
+
+
+def test_a_model_reader_that_picks_another_top_rank_claim_is_kept_but_hedged(world):
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.designs import Agent, Design
+    from driftlab_dagster.core.model_reader import ModelReader
+    from driftlab_dagster.core.replay import ReplayClient
+    from driftlab_dagster.core.retrieval import Bm25Retriever
+
+    governed = GovernedStore(world)
+    governed.apply_page(_page("d17"), [Triple("Pro", "price", "49")], T0, "regex")
+    later = T0 + dt.timedelta(days=1)
+    governed.apply_page(StoredPage("d24", "d24", "", 1, later), [Triple("Pro", "price", "59")], later, "regex")
+    resolution = GovernedResolver(governed, []).resolve("Pro", "price")
+    assert resolution.hedged and resolution.value == "59"  # two pages of one rank disagree; the newer wins
+    reader = ModelReader(world.ontology, CachedClient(ReplayClient(lambda s, u: '{"answer": "€49"}')))
+    chose = Agent(Store(), Bm25Retriever([]), reader, Design.GOVERNED, world.ontology,
+                  GovernedResolver(governed, [])).ask("q", "Pro", ("price",))
+    assert (chose.value, chose.hedged) == ("€49", True)
+    assert "differs from the governed value" in chose.why
 
 
 @pytest.mark.parametrize("reader_kind", ["deterministic", "model"])
