@@ -34,7 +34,7 @@ from .values import VALUE_KINDS, whole
 # and with a change to how pages are cut into units (units.py) or to a value kind (values.py).
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
-                     "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles")
+                     "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
