@@ -68,9 +68,22 @@ def run_study_in_dagster(config: DriftlabConfig, instance: dg.DagsterInstance | 
         check_output_dir(config.output_dir / ctx.world.id)
     definitions = build_definitions(config, progress, contexts)
     # With DAGSTER_HOME set (make run sets it), the runs land in the instance `dagster dev` shows.
-    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME")
-                            else dg.DagsterInstance.ephemeral())
+    instance = instance or (dg.DagsterInstance.get() if _dagster_home() else dg.DagsterInstance.ephemeral())
     return [_run_world(definitions, ctx, config, instance, scenarios, until, echo) for ctx in contexts]
+
+
+def _dagster_home() -> str | None:
+    """DAGSTER_HOME when set, checked first: Dagster's own error for a missing folder is a traceback."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return None
+    if not os.path.isabs(home):
+        raise HeadlessError(f"DAGSTER_HOME={home} is not an absolute path: set it to one (DAGSTER_HOME=$PWD/{home}) "
+                            f"or unset it to run on a throwaway instance")
+    if not os.path.isdir(home):
+        raise HeadlessError(f"DAGSTER_HOME={home} is not a folder: create it (mkdir -p {home}) or unset "
+                            f"DAGSTER_HOME to run on a throwaway instance")
+    return home
 
 
 def _check_slice(ctx: StudyContext, scenarios: list[str] | None, until: str | None) -> None:

@@ -98,6 +98,21 @@ def test_a_missing_database_directory_is_one_line(tmp_path):
     assert done.stderr.count("\n") == 1 and "does not exist" in done.stderr
 
 
+@pytest.mark.parametrize("home", ["missing", "relative/home"])
+def test_a_dagster_home_that_is_no_folder_is_one_line(tmp_path, home):
+    import os
+
+    path = str(tmp_path / home) if home == "missing" else home
+    env = dict(os.environ, DAGSTER_HOME=path)
+    done = subprocess.run([sys.executable, "-m", "driftlab_dagster", "run", "--database", str(tmp_path / "d.duckdb"),
+                           "--out", str(tmp_path)], capture_output=True, text=True, cwd=PROJECT_ROOT, env=env,
+                          timeout=600)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert f"DAGSTER_HOME={path}" in done.stderr and "unset" in done.stderr
+    assert not (tmp_path / "d.duckdb").exists()
+
+
 def test_check_world_accepts_the_bundled_world():
     done = _driftlab("check-world", str(DEFAULT_WORLD))
     assert done.returncode == 0 and "40 pages, 4 events, 20 questions" in done.stdout
