@@ -25,7 +25,8 @@ from operator import attrgetter
 
 from .ontology import Triple
 from .store import StoredPage
-from .values import name_words, names_match, normalise
+from .units import Unit
+from .values import name_words, names_match, normalise, states
 from .world import World
 
 FOREVER = None  # an open interval end
@@ -325,6 +326,8 @@ class GovernedResolver:
                  read: Callable[[StoredPage], Iterable[Triple]] | None = None):
         self.store = store
         self.world = store.world
+        self._pages = {page.id: page for page in pages}
+        self._units: dict[str, list[Unit]] = {}  # page id -> its units, cut once per resolver
         ontology = self.world.ontology
         read = read or (lambda page: ontology.parse(page.body))
         self._renames = ontology.rename_predicates()
@@ -369,7 +372,8 @@ class GovernedResolver:
         may_read = may_read or (lambda audience: True)
         entity_id = self.linked(name, predicate)
         if entity_id is None:
-            return self._from_newer_pages_only(name, predicate, may_read)
+            found = self._from_newer_pages_only(name, predicate, may_read)
+            return found if found.value is not None else self._by_section(name, predicate, may_read)
         candidates: list[Candidate] = []
         for fact in self.store.facts_on(entity_id, predicate):
             if fact.retracted_at is not None or not may_read(fact.audience):
@@ -385,6 +389,36 @@ class GovernedResolver:
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                 page.updated_at, page_id, settled_by_newer_version=True))
         return self._weigh(candidates)
+
+    def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
+        """A name no entity of the graph goes by may be what a section is about: prose names its subject in the
+        nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact the model filed under
+        "GSA branding"). The facts of `predicate` whose value a statement writes under a heading (or a list's
+        lead-in) that names `name` are weighed as its claims. Only open relations: a templated world's
+        sentence names its subject, and a statement's nearest heading is then the page title."""
+        if not self.world.ontology[predicate].open:
+            return Resolution(None, False, "not in graph")
+        candidates = []
+        for entity_id in self.store.entities_with(predicate):
+            for fact in self.store.facts_on(entity_id, predicate):
+                if (fact.retracted_at is not None or not may_read(fact.audience) or fact.source in self.ahead
+                        or fact.source not in self._pages):
+                    continue
+                if any(states(unit.text, fact.object) for unit in self._units_about(fact.source, name)):
+                    candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
+        found = self._weigh(candidates)
+        if found.value is None:
+            return found
+        return replace(found, why="; ".join(w for w in (f"read under a heading that names {name}", found.why) if w))
+
+    def _units_about(self, page_id: str, name: str) -> list[Unit]:
+        """The statements of a page whose nearest heading (the page title when none is nearer) or lead-in
+        names `name`."""
+        if page_id not in self._units:
+            page = self._pages[page_id]
+            self._units[page_id] = self.world.text_units(page.body, page.title)
+        return [u for u in self._units[page_id] if u.trail and names_match(name, u.trail[-1])
+                or u.lead and names_match(name, u.lead)]
 
     def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph has never seen (a product renamed after the graph last read its pages, where the

@@ -221,3 +221,25 @@ def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reade
     assert answer.value is not None and "Atlas" in answer.value and not answer.hedged
     if reader_kind == "model":
         assert len(shown) == 1 and "Tessaly Beacon is owned by the Atlas team" in shown[0]
+
+
+def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_that_names_it(tmp_path):
+    # Real handbooks name the subject in the nearest heading; the model files the fact under another subject
+    # (18F: "$27.62" under "GSA branding" below "## Business cards").
+    from driftlab_dagster.core.world.loader import load_world
+    from driftlab_dagster_tests.core.test_corpus_world import make_wiki
+
+    world = load_world(make_wiki(tmp_path) / "world.yaml")
+    page = StoredPage("wiki/teams/index.md", "Teams", "# Teams\n\n## Billing\n\nDay to day, the Heron team owns it.\n\n"
+                      "## Travel and expenses\n\n- Kestrel team: owns it\n", 1, T0)
+    governed = GovernedStore(world)
+    governed.apply_page(page, [Triple("day to day", "owned_by", "Heron"), Triple("it", "owned_by", "Kestrel")], T0,
+                        "model:x")
+    resolver = GovernedResolver(governed, [page])
+    billing = resolver.resolve("Billing", "owned_by")
+    assert (billing.value, billing.hedged) == ("Heron", False) and "heading that names Billing" in billing.why
+    assert resolver.resolve("travel", "owned_by").value == "Kestrel"
+    assert resolver.resolve("Payroll", "owned_by").value is None  # no heading names it
+    assert resolver.resolve("Teams", "owned_by").value is None  # the title is no statement's nearest heading
+    # A fact's value must be written under that heading: "Heron" is not under "## Travel and expenses".
+    assert {c.value for c in resolver.resolve("Travel", "owned_by").candidates} == {"Kestrel"}
