@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from operator import attrgetter
 
+from .grounding import overlap
 from .ontology import Triple
 from .store import StoredPage
 from .units import Unit
@@ -388,14 +389,15 @@ class GovernedResolver:
                 if t.predicate == predicate and self._same_entity(t.subject, entity_id):
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                 page.updated_at, page_id, settled_by_newer_version=True))
-        return self._weigh(candidates)
+        return self._weigh(candidates) if candidates else self._by_section(name, predicate, may_read)
 
     def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
-        """A name no entity of the graph goes by may be what a section is about: prose names its subject in the
-        nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact the model filed under
-        "GSA branding"). The facts of `predicate` whose value a statement writes under a heading (or a list's
-        lead-in) that names `name` are weighed as its claims. Only open relations: a templated world's
-        sentence names its subject, and a statement's nearest heading is then the page title."""
+        """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose
+        names its subject in the nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact
+        the model filed under "GSA branding") or in the statement beside another noun ("45 minutes ... design
+        team huddle", filed under "the design"). The facts of `predicate` whose value a statement writes, where
+        that statement, its nearest heading or its list's lead-in names `name`, are weighed as its claims. Only
+        open relations: a templated world's sentence names its subject, and its model-free reading is exact."""
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
         candidates = []
@@ -404,21 +406,26 @@ class GovernedResolver:
                 if (fact.retracted_at is not None or not may_read(fact.audience) or fact.source in self.ahead
                         or fact.source not in self._pages):
                     continue
+                if overlap(name, fact.object):
+                    continue  # "Heron" is no claim about "Heron team"
                 if any(states(unit.text, fact.object) for unit in self._units_about(fact.source, name)):
                     candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
         found = self._weigh(candidates)
         if found.value is None:
             return found
-        return replace(found, why="; ".join(w for w in (f"read under a heading that names {name}", found.why) if w))
+        return replace(found, why="; ".join(w for w in (f"read where a statement or its heading names {name}", found.why) if w))
 
     def _units_about(self, page_id: str, name: str) -> list[Unit]:
-        """The statements of a page whose nearest heading (the page title when none is nearer) or lead-in
-        names `name`."""
+        """The statements of a page that name `name`: in their nearest heading (the page title when none is
+        nearer), in their list's lead-in, or (a name of two words or more) in their own text; never in a
+        heading further up, which names a chapter. One word in running text says little of what a statement
+        is about ("details", "team"); a heading of one word is about it."""
         if page_id not in self._units:
             page = self._pages[page_id]
             self._units[page_id] = self.world.text_units(page.body, page.title)
+        in_text = len(name_words(name)) > 1
         return [u for u in self._units[page_id] if u.trail and names_match(name, u.trail[-1])
-                or u.lead and names_match(name, u.lead)]
+                or u.lead and names_match(name, u.lead) or in_text and names_match(name, u.text)]
 
     def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph has never seen (a product renamed after the graph last read its pages, where the

@@ -237,9 +237,25 @@ def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_th
                         "model:x")
     resolver = GovernedResolver(governed, [page])
     billing = resolver.resolve("Billing", "owned_by")
-    assert (billing.value, billing.hedged) == ("Heron", False) and "heading that names Billing" in billing.why
+    assert (billing.value, billing.hedged) == ("Heron", False) and "heading names Billing" in billing.why
     assert resolver.resolve("travel", "owned_by").value == "Kestrel"
     assert resolver.resolve("Payroll", "owned_by").value is None  # no heading names it
     assert resolver.resolve("Teams", "owned_by").value is None  # the title is no statement's nearest heading
     # A fact's value must be written under that heading: "Heron" is not under "## Travel and expenses".
     assert {c.value for c in resolver.resolve("Travel", "owned_by").candidates} == {"Kestrel"}
+    # The statement itself may name it ("Day to day" filed the fact; the sentence names "Heron team").
+    assert resolver.resolve("day to day", "owned_by").value == "Heron"  # the graph's own entity: no change
+    assert resolver.resolve("Heron team", "owned_by").value is None  # the fact's value is no name for its subject
+
+
+def test_an_entity_without_a_claim_of_the_relation_is_answered_from_its_section(tmp_path):
+    from driftlab_dagster.core.world.loader import load_world
+    from driftlab_dagster_tests.core.test_corpus_world import make_wiki
+
+    world = load_world(make_wiki(tmp_path) / "world.yaml")
+    page = StoredPage("wiki/ops.md", "Ops", "# Ops\n\n## Billing\n\nThe Heron team owns it.\n\n"
+                      "## Pager rota\n\nThe billing pager is quiet.\n", 1, T0)
+    governed = GovernedStore(world)
+    governed.apply_page(page, [Triple("it", "owned_by", "Heron"), Triple("Billing", "refund_days", "3")], T0, "x")
+    resolver = GovernedResolver(governed, [page])
+    assert resolver.resolve("Billing", "owned_by").value == "Heron"  # the entity exists, with another relation
