@@ -395,37 +395,41 @@ class GovernedResolver:
         """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose
         names its subject in the nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact
         the model filed under "GSA branding") or in the statement beside another noun ("45 minutes ... design
-        team huddle", filed under "the design"). The facts of `predicate` whose value a statement writes, where
-        that statement, its nearest heading or its list's lead-in names `name`, are weighed as its claims. Only
-        open relations: a templated world's sentence names its subject, and its model-free reading is exact."""
+        team huddle", filed under "the design"). The facts of `predicate` whose value such a statement writes
+        are weighed as its claims: first those under a heading or a list's lead-in that names `name` (a
+        section is about one thing), else those whose statement names it. Only open relations: a templated
+        world's sentence names its subject, and its model-free reading is exact."""
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
-        candidates = []
-        for entity_id in self.store.entities_with(predicate):
-            for fact in self.store.facts_on(entity_id, predicate):
-                if (fact.retracted_at is not None or not may_read(fact.audience) or fact.source in self.ahead
-                        or fact.source not in self._pages):
-                    continue
-                if overlap(name, fact.object):
-                    continue  # "Heron" is no claim about "Heron team"
-                if any(states(unit.text, fact.object) for unit in self._units_about(fact.source, name)):
-                    candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
-        found = self._weigh(candidates)
-        if found.value is None:
-            return found
-        return replace(found, why="; ".join(w for w in (f"read where a statement or its heading names {name}", found.why) if w))
+        facts = [f for entity_id in self.store.entities_with(predicate) for f in self.store.facts_on(entity_id, predicate)
+                 if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
+                 and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
+        for where, named in (("its heading", self._under_a_heading_naming), ("it", self._naming)):
+            candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
+                          if any(states(unit.text, f.object) for unit in named(f.source, name))]
+            if candidates:
+                found = self._weigh(candidates)
+                return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))
+        return Resolution(None, False, "not in graph")
 
-    def _units_about(self, page_id: str, name: str) -> list[Unit]:
-        """The statements of a page that name `name`: in their nearest heading (the page title when none is
-        nearer), in their list's lead-in, or (a name of two words or more) in their own text; never in a
-        heading further up, which names a chapter. One word in running text says little of what a statement
-        is about ("details", "team"); a heading of one word is about it."""
+    def _page_units(self, page_id: str) -> list[Unit]:
         if page_id not in self._units:
             page = self._pages[page_id]
             self._units[page_id] = self.world.text_units(page.body, page.title)
-        in_text = len(name_words(name)) > 1
-        return [u for u in self._units[page_id] if u.trail and names_match(name, u.trail[-1])
-                or u.lead and names_match(name, u.lead) or in_text and names_match(name, u.text)]
+        return self._units[page_id]
+
+    def _under_a_heading_naming(self, page_id: str, name: str) -> list[Unit]:
+        """The statements of a page whose nearest heading (the page title when none is nearer) or list lead-in
+        names `name`; never a heading further up, which names a chapter."""
+        return [u for u in self._page_units(page_id) if u.trail and names_match(name, u.trail[-1])
+                or u.lead and names_match(name, u.lead)]
+
+    def _naming(self, page_id: str, name: str) -> list[Unit]:
+        """The statements of a page that write a name of two words or more themselves. One word in running text
+        says little of what a statement is about ("details", "team")."""
+        if len(name_words(name)) < 2:
+            return []
+        return [u for u in self._page_units(page_id) if names_match(name, u.text)]
 
     def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph has never seen (a product renamed after the graph last read its pages, where the

@@ -237,7 +237,7 @@ def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_th
                         "model:x")
     resolver = GovernedResolver(governed, [page])
     billing = resolver.resolve("Billing", "owned_by")
-    assert (billing.value, billing.hedged) == ("Heron", False) and "heading names Billing" in billing.why
+    assert (billing.value, billing.hedged) == ("Heron", False) and "its heading names Billing" in billing.why
     assert resolver.resolve("travel", "owned_by").value == "Kestrel"
     assert resolver.resolve("Payroll", "owned_by").value is None  # no heading names it
     assert resolver.resolve("Teams", "owned_by").value is None  # the title is no statement's nearest heading
@@ -246,6 +246,25 @@ def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_th
     # The statement itself may name it ("Day to day" filed the fact; the sentence names "Heron team").
     assert resolver.resolve("day to day", "owned_by").value == "Heron"  # the graph's own entity: no change
     assert resolver.resolve("Heron team", "owned_by").value is None  # the fact's value is no name for its subject
+
+
+def test_a_heading_that_names_the_subject_outranks_a_statement_that_mentions_it(tmp_path):
+    # 18F: "Business cards" is the heading above "$27.62", and a word in a sentence about "$10,000" purchases.
+    from driftlab_dagster.core.world.loader import load_world
+    from driftlab_dagster_tests.core.test_corpus_world import make_wiki
+
+    world = load_world(make_wiki(tmp_path) / "world.yaml")
+    page = StoredPage("wiki/ops.md", "Ops", "# Ops\n\nThe Falcon team owns purchases, business cards too.\n\n"
+                      "## Business cards\n\nThe Heron team owns them.\n", 1, T0)
+    governed = GovernedStore(world)
+    governed.apply_page(page, [Triple("purchases", "owned_by", "Falcon"), Triple("them", "owned_by", "Heron")], T0,
+                        "x")
+    found = GovernedResolver(governed, [page]).resolve("Business cards", "owned_by")
+    assert (found.value, found.hedged) == ("Heron", False) and "its heading names" in found.why
+    # Without the heading, the statement that names it is read.
+    page = StoredPage("wiki/ops.md", "Ops", page.body.replace("## Business cards\n\n", ""), 1, T0)
+    found = GovernedResolver(governed, [page]).resolve("Business cards", "owned_by")
+    assert found.value == "Falcon" and "where it names" in found.why
 
 
 def test_an_entity_without_a_claim_of_the_relation_is_answered_from_its_section(tmp_path):
