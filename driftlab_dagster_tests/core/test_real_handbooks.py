@@ -576,6 +576,26 @@ def test_check_world_refuses_questions_and_examples_the_world_cannot_back(tmp_pa
     assert message in str(refused.value), str(refused.value)
 
 
+def test_check_world_notes_questions_that_ask_one_slot_for_different_answers(tmp_path):
+    # The 18F set asked "Details" the time_limit three times (a detail's increment, its total, the IAA wait).
+    wiki = make_wiki(tmp_path)
+    assert load_world(wiki / "world.yaml").notes == ()
+    twin = """
+- id: Q5
+  text: How many days does Billing keep a request open?
+  entity: billing
+  hops: [owned_by]
+  answers: {2022-01-01: Falcon, 2022-12-20: Osprey}
+"""
+    (wiki / "questions.yaml").write_text(QUESTIONS + twin)
+    notes = load_world(wiki / "world.yaml").notes
+    assert len(notes) == 1 and "questions Q1, Q5 ask the same of Billing (owned_by)" in notes[0]
+    assert "at 2022-07-01 (Heron, Falcon)" in notes[0]  # the first checkpoint where they differ
+    # Another caller is another slot: what finance may read is not what the public may.
+    (wiki / "questions.yaml").write_text(QUESTIONS + twin + "  caller: [finance]\n")
+    assert load_world(wiki / "world.yaml").notes == ()
+
+
 def test_an_accepted_spelling_is_found_whatever_the_case_of_its_answer(tmp_path):
     wiki = make_wiki(tmp_path)
     (wiki / "questions.yaml").write_text(QUESTIONS.replace("accepted: {Heron: [Heron team]}",

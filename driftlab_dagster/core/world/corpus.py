@@ -85,6 +85,7 @@ class CorpusWorld(World):
         self.questions_spec = self._load_questions()
         self.records = self._load_records()
         self._check_references()
+        self._notes += self._one_slot_notes()
 
     # ----- loading the side files -----
     def _side_file(self, name: str, what: str) -> Any:
@@ -183,6 +184,28 @@ class CorpusWorld(World):
             if r.predicate and r.predicate not in self.ontology:
                 problems.append(f"{self.source}: system_of_record: unknown relation {r.predicate!r}")
         _raise_all(problems)
+
+    def _one_slot_notes(self) -> list[str]:
+        """Questions that ask one entity the same relations (as the same caller) but expect different answers
+        on one checkpoint: a graph keeps one answer per entity and relation, so its designs can be right on
+        one of them at most, whatever the extraction. One note per such pair, at the first checkpoint it
+        shows; a note, not an error: the page designs can read both, and a world may mean it."""
+        notes: dict[tuple[str, ...], str] = {}
+        for checkpoint in self.checkpoints:
+            asked: dict[tuple[str, tuple[str, ...], frozenset[str]], list[tuple[str, str, str]]] = {}
+            for q in self.questions_spec:
+                entity = q.entity if isinstance(q.entity, str) else self._as_of(q.entity, checkpoint.day)
+                asked.setdefault((_folded(entity), tuple(q.hops), frozenset(q.caller)), []).append(
+                    (q.id, entity, self._as_of(q.answers, checkpoint.day)))
+            for (_, hops, _), found in asked.items():
+                ids = tuple(qid for qid, _, _ in found)
+                if len({_folded(answer) for _, _, answer in found}) > 1 and ids not in notes:
+                    notes[ids] = (f"questions {', '.join(ids)} ask the same of {found[0][1]} ({', '.join(hops)}) but "
+                                  f"expect different answers at {checkpoint.day} "
+                                  f"({', '.join(answer for _, _, answer in found)}): a graph keeps one answer per "
+                                  "entity and relation, so its designs can be right on one of them at most; give "
+                                  "each question the name its page uses for what it asks")
+        return list(notes.values())
 
     def _permission_problems(self) -> list[str]:
         """Globs and callers that name nothing. Both fail open or closed without a word: an audience glob
