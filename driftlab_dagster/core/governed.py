@@ -402,7 +402,8 @@ class GovernedResolver:
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
         facts = [f for entity_id in self.store.entities_with(predicate)
-                 for f in self.store.facts_on(entity_id, predicate) if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
+                 for f in self.store.facts_on(entity_id, predicate)
+                 if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
                  and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
         for where, named in (("its heading", self._under_a_heading_naming), ("it", self._naming)):
             candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
