@@ -397,7 +397,9 @@ class GovernedResolver:
         the model filed under "GSA branding") or in the statement beside another noun ("45 minutes ... design
         team huddle", filed under "the design"). The facts of `predicate` whose value such a statement writes
         are weighed as its claims: first those under a heading or a list's lead-in that names `name` (a
-        section is about one thing), else those whose statement names it. Only open relations: a templated
+        section is about one thing), else those whose statement names it, else any on a page whose title
+        names it, if they agree (a page is about what its title says, less closely: where its statements
+        give different values, none is known to be this one's). Only open relations: a templated
         world's sentence names its subject, and its model-free reading is exact."""
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
@@ -405,11 +407,15 @@ class GovernedResolver:
                  for f in self.store.facts_on(entity_id, predicate)
                  if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
                  and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
-        for where, named in (("its heading", self._under_a_heading_naming), ("it", self._naming)):
+        for where, named, must_agree in (("its heading", self._under_a_heading_naming, False),
+                                         ("it", self._naming, False),
+                                         ("its page's title", self._under_a_title_naming, True)):
             candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
                           if any(states(unit.text, f.object) for unit in named(f.source, name))]
             if candidates:
                 found = self._weigh(candidates)
+                if found.hedged and must_agree:
+                    break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))
         return Resolution(None, False, "not in graph")
 
@@ -424,6 +430,10 @@ class GovernedResolver:
         names `name`; never a heading further up, which names a chapter."""
         return [u for u in self._page_units(page_id) if u.trail and names_match(name, u.trail[-1])
                 or u.lead and names_match(name, u.lead)]
+
+    def _under_a_title_naming(self, page_id: str, name: str) -> list[Unit]:
+        units = self._page_units(page_id)
+        return units if units and units[0].trail and names_match(name, units[0].trail[0]) else []
 
     def _naming(self, page_id: str, name: str) -> list[Unit]:
         """The statements of a page that write a name of two words or more themselves. One word in running text

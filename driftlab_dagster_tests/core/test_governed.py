@@ -240,7 +240,8 @@ def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_th
     assert (billing.value, billing.hedged) == ("Heron", False) and "its heading names Billing" in billing.why
     assert resolver.resolve("travel", "owned_by").value == "Kestrel"
     assert resolver.resolve("Payroll", "owned_by").value is None  # no heading names it
-    assert resolver.resolve("Teams", "owned_by").value is None  # the title is no statement's nearest heading
+    # The title is no statement's nearest heading; the page's statements give two owners: none is Teams'.
+    assert resolver.resolve("Teams", "owned_by").value is None
     # A fact's value must be written under that heading: "Heron" is not under "## Travel and expenses".
     assert {c.value for c in resolver.resolve("Travel", "owned_by").candidates} == {"Kestrel"}
     # The statement itself may name it ("Day to day" filed the fact; the sentence names "Heron team").
@@ -265,6 +266,11 @@ def test_a_heading_that_names_the_subject_outranks_a_statement_that_mentions_it(
     page = StoredPage("wiki/ops.md", "Ops", page.body.replace("## Business cards\n\n", ""), 1, T0)
     found = GovernedResolver(governed, [page]).resolve("Business cards", "owned_by")
     assert found.value == "Falcon" and "where it names" in found.why
+    # A page whose title names it, less closely: any statement on it.
+    page = StoredPage("wiki/ops.md", "Business cards", "# Business cards\n\n## Who\n\nThe Heron team owns them.\n",
+                      1, T0)
+    found = GovernedResolver(governed, [page]).resolve("Business cards", "owned_by")
+    assert found.value == "Heron" and "where its page's title names" in found.why
 
 
 def test_an_entity_without_a_claim_of_the_relation_is_answered_from_its_section(tmp_path):
