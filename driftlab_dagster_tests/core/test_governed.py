@@ -223,18 +223,23 @@ def test_a_name_the_graph_never_saw_is_answered_from_newer_pages_by_either_reade
         assert len(shown) == 1 and "Tessaly Beacon is owned by the Atlas team" in shown[0]
 
 
-def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_that_names_it(tmp_path):
-    # Real handbooks name the subject in the nearest heading; the model files the fact under another subject
-    # (18F: "$27.62" under "GSA branding" below "## Business cards").
+def _prose_graph(tmp_path, title: str, body: str, triples: list[Triple]) -> tuple[GovernedStore, StoredPage]:
+    """A corpus world's (open relations) governed graph holding `triples`, as a model read them from one page."""
     from driftlab_dagster.core.world.loader import load_world
     from driftlab_dagster_tests.core.test_corpus_world import make_wiki
 
-    world = load_world(make_wiki(tmp_path) / "world.yaml")
-    page = StoredPage("wiki/teams/index.md", "Teams", "# Teams\n\n## Billing\n\nDay to day, the Heron team owns it.\n\n"
-                      "## Travel and expenses\n\n- Kestrel team: owns it\n", 1, T0)
-    governed = GovernedStore(world)
-    governed.apply_page(page, [Triple("day to day", "owned_by", "Heron"), Triple("it", "owned_by", "Kestrel")], T0,
-                        "model:x")
+    page = StoredPage("wiki/ops.md", title, body, 1, T0)
+    governed = GovernedStore(load_world(make_wiki(tmp_path) / "world.yaml"))
+    governed.apply_page(page, triples, T0, "model:x")
+    return governed, page
+
+
+def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_that_names_it(tmp_path):
+    # Real handbooks name the subject in the nearest heading; the model files the fact under another subject
+    # (18F: "$27.62" under "GSA branding" below "## Business cards").
+    governed, page = _prose_graph(tmp_path, "Teams", "# Teams\n\n## Billing\n\nDay to day, the Heron team owns it."
+                                  "\n\n## Travel and expenses\n\n- Kestrel team: owns it\n",
+                                  [Triple("day to day", "owned_by", "Heron"), Triple("it", "owned_by", "Kestrel")])
     resolver = GovernedResolver(governed, [page])
     billing = resolver.resolve("Billing", "owned_by")
     assert (billing.value, billing.hedged) == ("Heron", False) and "its heading names Billing" in billing.why
@@ -251,15 +256,9 @@ def test_a_name_no_entity_goes_by_is_answered_from_facts_read_under_a_heading_th
 
 def test_a_heading_that_names_the_subject_outranks_a_statement_that_mentions_it(tmp_path):
     # 18F: "Business cards" is the heading above "$27.62", and a word in a sentence about "$10,000" purchases.
-    from driftlab_dagster.core.world.loader import load_world
-    from driftlab_dagster_tests.core.test_corpus_world import make_wiki
-
-    world = load_world(make_wiki(tmp_path) / "world.yaml")
-    page = StoredPage("wiki/ops.md", "Ops", "# Ops\n\nThe Falcon team owns purchases, business cards too.\n\n"
-                      "## Business cards\n\nThe Heron team owns them.\n", 1, T0)
-    governed = GovernedStore(world)
-    governed.apply_page(page, [Triple("purchases", "owned_by", "Falcon"), Triple("them", "owned_by", "Heron")], T0,
-                        "x")
+    governed, page = _prose_graph(tmp_path, "Ops", "# Ops\n\nThe Falcon team owns purchases, business cards too."
+                                  "\n\n## Business cards\n\nThe Heron team owns them.\n",
+                                  [Triple("purchases", "owned_by", "Falcon"), Triple("them", "owned_by", "Heron")])
     found = GovernedResolver(governed, [page]).resolve("Business cards", "owned_by")
     assert (found.value, found.hedged) == ("Heron", False) and "its heading names" in found.why
     # Without the heading, the statement that names it is read.
@@ -274,13 +273,8 @@ def test_a_heading_that_names_the_subject_outranks_a_statement_that_mentions_it(
 
 
 def test_an_entity_without_a_claim_of_the_relation_is_answered_from_its_section(tmp_path):
-    from driftlab_dagster.core.world.loader import load_world
-    from driftlab_dagster_tests.core.test_corpus_world import make_wiki
-
-    world = load_world(make_wiki(tmp_path) / "world.yaml")
-    page = StoredPage("wiki/ops.md", "Ops", "# Ops\n\n## Billing\n\nThe Heron team owns it.\n\n"
-                      "## Pager rota\n\nThe billing pager is quiet.\n", 1, T0)
-    governed = GovernedStore(world)
-    governed.apply_page(page, [Triple("it", "owned_by", "Heron"), Triple("Billing", "refund_days", "3")], T0, "x")
+    governed, page = _prose_graph(tmp_path, "Ops", "# Ops\n\n## Billing\n\nThe Heron team owns it.\n\n"
+                                  "## Pager rota\n\nThe billing pager is quiet.\n",
+                                  [Triple("it", "owned_by", "Heron"), Triple("Billing", "refund_days", "3")])
     resolver = GovernedResolver(governed, [page])
     assert resolver.resolve("Billing", "owned_by").value == "Heron"  # the entity exists, with another relation
