@@ -285,6 +285,7 @@ def names_the_kind(value: str, predicate: Predicate) -> bool:
                    for w in re.findall(r"[a-z0-9]+", text.casefold())} - _FUNCTION_WORDS)
     return bool(words) and all(_word_hit(w, kind) for w in words)
 
+
 def _a_channel_as_written(reply: str, found: str, shape: str | None, sentence: str) -> bool:
     """A chat channel is what the statement marks as one ("#tts-jobs"), or, where it marks none ("Find us on
     Slack: tts-acqdiv"), the one word the reply gave: a reply of several words ("Federal record", "DM

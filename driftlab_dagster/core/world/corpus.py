@@ -188,7 +188,7 @@ class CorpusWorld(World):
     def _one_slot_notes(self) -> list[str]:
         """Questions that ask one entity the same relations (as the same caller) but expect different answers
         on one checkpoint: a graph keeps one answer per entity and relation, so its designs can be right on
-        one of them at most, whatever the extraction. One note per such pair, at the first checkpoint it
+        one of them at most, whatever the extraction. One note per such group, at the first checkpoint it
         shows; a note, not an error: the page designs can read both, and a world may mean it."""
         notes: dict[tuple[str, ...], str] = {}
         for checkpoint in self.checkpoints:
