@@ -276,10 +276,9 @@ _KIND_NAMED = _NAME_SHAPES | {_CHANNEL, VALUE_KINDS["phrase"]}  # the kinds a pl
 
 
 def names_the_kind(value: str, predicate: Predicate) -> bool:
-    """Whether a value is only words a text uses to speak of the relation itself: its name's words and its
-    cues ("tool" or "system" as the tool used, "Slack channel" as the channel). Such a reply says what kind of
-    thing the value is ("submit it in the system"), not which one. Only for the kinds a plain word fits: a
-    measure's unit ("a month") is its value's own word."""
+    """Whether a value is only its relation's own words, of its name and cues ("tool" or "system" as the tool
+    used, "Slack channel" as the channel): the kind of thing the value is, not which one. Only for the kinds
+    a plain word fits: a measure's unit ("a month") is its value's own word."""
     words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in _EMPTY_WORDS]
     kind = sorted({w for text in (*predicate.cues, predicate.name.replace("_", " "))
                    for w in re.findall(r"[a-z0-9]+", text.casefold())} - _FUNCTION_WORDS)
