@@ -11,7 +11,8 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from .grounding import GROUNDING_VERSION, MadeUpNames
+from .grounding import GROUNDING_VERSION
+from .made_up_names import MadeUpNames
 from .ontology import Ontology, Predicate
 from .replies import STALE_MARKER
 
