@@ -23,7 +23,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .measures import a_measure_for_a_name, a_placeholder, a_role_or_an_office, another_measure, the_only_value
+from .measures import (
+    a_label,
+    a_measure_for_a_name,
+    a_placeholder,
+    a_role_or_an_office,
+    another_measure,
+    the_only_value,
+)
 from .ontology import Predicate, Triple
 from .values import VALUE_KINDS, whole
 
@@ -32,7 +39,8 @@ from .values import VALUE_KINDS, whole
 # and with a change to how pages are cut into units (units.py) or to a value kind (values.py).
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
-                     "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins")
+                     "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -235,11 +243,26 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
-    subject = _part(subject_raw, predicate, "subject", sentence, context)
     obj = _part(object_raw, predicate, "object", sentence)
+    subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,
+                    "subject", sentence, context)
     if subject is None or obj is None or overlap(subject, obj):
         return None
     return Triple(subject, predicate.name, obj)
+
+
+def _without_the_person(subject: str, obj: str, predicate: Predicate) -> str:
+    """A subject the model wrote with the person beside it, as the statement does ("our OSC liaison Drew Jack":
+    subject "OSC liaison Drew Jack", value "Drew Jack") is the role before or after the name ("OSC liaison");
+    any other subject that holds the value is left for `overlap` to refuse: it states nothing of two things."""
+    if predicate.object_pattern != _PERSON:
+        return subject
+    words, value = [w.strip(",;:") for w in subject.split()], obj.split()
+    for rest in (words[:-len(value)] if words[-len(value):] == value else None,
+                 words[len(value):] if words[:len(value)] == value else None):
+        if rest and rest[0].casefold() not in _EMPTY_WORDS and rest[-1].casefold() not in _EMPTY_WORDS:
+            return " ".join(rest)
+    return subject
 
 
 def _part(value: str, predicate: Predicate, role: str, sentence: str, context: str = "") -> str | None:
@@ -250,8 +273,16 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
     found = normalise(value, shape, sentence)
     if found is not None:
         found = fit_to_wording(found, sentence, *_neighbours(predicate, role), shape)
-    elif context and role == "subject":
-        found = normalise(value, shape, context)
+    if context and role == "subject" and (found is None or not _names_something(found)):
+        # "and" is all of "Assignments and Detailing to and from TTS" the statement writes: its heading holds it
+        found = normalise(value, shape, context) or found
+    if role == "object" and found is not None and (another_measure(found, shape, sentence)
+                                                   or a_label(found, shape, sentence)
+                                                   or shape == _PERSON and (a_role_or_an_office(found)
+                                                                            or a_placeholder(found))):
+        # "5" of "Level 5 summary ratings", "Acting Director" for a person: not the value, which may still be
+        # the one such value the statement writes ("Up to 2.5% of adjusted basic pay", "Acting Director: Will Slack")
+        found = None
     if found is None and role == "object" and value.strip():
         found = the_only_value(shape, sentence)
     if found is not None and role == "object" and (a_measure_for_a_name(found, shape)

@@ -1,4 +1,4 @@
-"""Which measure a value is, as its statement writes it. Five rules about how text writes measures and
+"""Which measure a value is, as its statement writes it. Six rules about how text writes measures and
 names, none about one handbook:
 
 - `a_measure_for_a_name`: an amount, a duration, a percentage, a bare number or an address is never a
@@ -9,8 +9,10 @@ names, none about one handbook:
 - `a_role_or_an_office`: a value given for a person that ends in a role's or an office's word ("Acting
   Director", "Workforce Relations") names a position or a unit, not a person.
 - `a_placeholder`: "Person B", "User X" is an example's stand-in for someone, not a person.
+- `a_label`: a bare number right after a capitalised word is the label of something ("Level 5", "Tier 2"),
+  not an amount or a share.
 - `the_only_value`: a narrow kind's value the model garbled is the one such value its statement writes,
-  when it writes exactly one ("10 days" for "ten business days").
+  when it writes exactly one ("10 days" for "ten business days"; a label or a length of time is no share).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ _AFTER_A_NUMBER = re.compile(rf"[ -](?:{UNIT_QUALIFIERS}){TIME_UNIT}\b", re.IGNO
 # What makes "a month" a rate or a frequency: an amount right before it, or "once", "twice", "N times".
 _RATE_OR_FREQUENCY = re.compile(r"(?:[$€£]\d[\d,.]*|\bonce|\btwice|\btimes)\s*$", re.IGNORECASE)
 _ONE_UNIT = re.compile(rf"an? {TIME_UNIT}", re.IGNORECASE)
+_A_SIGN_AFTER = re.compile(r"\s*(?:%|percent|per cent)", re.IGNORECASE)  # what makes a number a share
 
 
 def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
@@ -36,15 +39,34 @@ def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
 
 def another_measure(value: str, shape: str | None, statement: str) -> bool:
     """Whether a value given for an amount or a percentage (a bare number, no sign) is, wherever the
-    statement writes it, a length of time ("104" in "up to 104 hours"), or one given for a duration is the
-    unit of a rate or a frequency ("a month" in "$130 a month", "a week" in "once a week")."""
+    statement writes it, a length of time ("104" in "up to 104 hours") or the other of the two ("75" in "75%
+    of $69" is no amount, "69" in it no share), or one given for a duration is the unit of a rate or a
+    frequency ("a month" in "$130 a month", "a week" in "once a week")."""
     if shape in _SIGNED_KINDS and re.fullmatch(r"\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*)?", value):
         found = _occurrences(value, statement)
-        return bool(found) and all(_AFTER_A_NUMBER.match(statement, m.end()) for m in found)
+        share = shape == VALUE_KINDS["percentage"]
+        return bool(found) and all(_AFTER_A_NUMBER.match(statement, m.end())
+                                   or (share and statement[max(0, m.start() - 1):m.start()] in ("$", "€", "£"))
+                                   or (not share and _A_SIGN_AFTER.match(statement, m.end()))
+                                   for m in found)
     if shape == _DURATION and _ONE_UNIT.fullmatch(value):
         found = _occurrences(value, statement)
         return bool(found) and all(_RATE_OR_FREQUENCY.search(statement[:m.start()]) for m in found)
     return False
+
+
+# A capitalised word right before a number makes the number a label: "Level 5", "Tier 2", "GS-15", "Step 4".
+_LABEL_WORD = re.compile(r"(?<![\w$€£])[A-Z][A-Za-z]*[ -]$")
+
+
+def a_label(value: str, shape: str | None, statement: str) -> bool:
+    """Whether a bare number given for an amount or a percentage is, wherever the statement writes it, the
+    label of something ("5" in "Level 5 summary ratings: Up to 2.5% of pay"), not a measure."""
+    if shape not in _SIGNED_KINDS or not re.fullmatch(r"\d+", value):
+        return False
+    found = _occurrences(value, statement)
+    return bool(found) and all(_LABEL_WORD.search(statement[:m.start()]) and not _A_SIGN_AFTER.match(statement, m.end())
+                               for m in found)
 
 
 # Values no name, person or phrase is: a tool is not "90 days", a meeting's day is not "80%".
@@ -105,4 +127,6 @@ def the_only_value(shape: str | None, sentence: str) -> str | None:
     values = {m.group(0).rstrip(".,") for m in re.finditer(whole(shape), sentence)}
     if shape == _PERSON:
         values = {v for v in values if not a_role_or_an_office(v) and not a_placeholder(v)}
+    if shape in _SIGNED_KINDS:  # "2.5%" is the one share "Level 5: up to 2.5% of pay, or up to 52 hours" writes
+        values = {v for v in values if not another_measure(v, shape, sentence) and not a_label(v, shape, sentence)}
     return values.pop() if len(values) == 1 else None

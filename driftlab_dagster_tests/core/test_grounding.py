@@ -1,0 +1,87 @@
+"""Grounding rules met in real replies to real handbook statements (18F's history, the 0.5B model): a label is
+no measure, a role gives way to the person the statement names, a person written into the subject leaves it,
+and a subject the statement holds only as filler words is read from its heading."""
+
+from __future__ import annotations
+
+import pytest
+
+from driftlab_dagster.core.grounding import ground
+from driftlab_dagster.core.measures import a_label
+from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.values import VALUE_KINDS
+from driftlab_dagster_tests.core.test_real_handbooks import _open
+
+AWARDS = "Level 5 summary ratings: Up to 2.5% of adjusted basic pay, or up to 52 hours of time off."
+
+
+def test_a_number_that_labels_something_is_no_share_and_the_one_share_written_is_read():
+    share = _open("share", obj="percentage", cues=("%",))
+    # The model answered the label ("Level 5 summary ratings"); the statement writes one share, 2.5%.
+    assert ground(Triple("Awards", "share", "Level 5 summary ratings"), share, AWARDS, "Awards") \
+        == Triple("Awards", "share", "2.5%")
+    assert ground(Triple("Awards", "share", "5"), share, AWARDS, "Awards") == Triple("Awards", "share", "2.5%")
+    # Two shares written: which one the model meant cannot be told, so nothing is kept.
+    two = AWARDS.replace("of adjusted basic pay", "of adjusted basic pay (3% in 2021)")
+    assert ground(Triple("Awards", "share", "5"), share, two, "Awards") is None
+
+
+@pytest.mark.parametrize(("value", "statement", "label"), [
+    ("5", AWARDS, True),
+    ("2", "Tier 2 plans cost $40.", True),
+    ("4", "Step 4 pays 3% more.", True),
+    ("5", "Over 5 percent of staff use it.", False),  # a share, written with its word
+    ("40", "Tier 2 plans cost 40 a month.", False),  # written after a small word
+    ("2.5", "Level 2.5: pay up to 3%.", False),  # only whole numbers label things
+])
+def test_a_label_is_a_whole_number_right_after_a_capitalised_word(value, statement, label):
+    assert a_label(value, VALUE_KINDS["percentage"], statement) is label
+    assert not a_label(value, VALUE_KINDS["duration"], statement)  # only amounts and shares are read as labels
+
+
+def test_a_role_given_for_the_person_gives_way_to_the_person_the_statement_names():
+    lead = _open("led_by", obj="person", cues=("director",))
+    said, heading = "Acting Director: Will Slack", "Products and Platforms > Team Structure"
+    assert ground(Triple("Team Structure", "led_by", "Acting Director"), lead, said, heading) \
+        == Triple("Team Structure", "led_by", "Will Slack")
+    # Two people named: which one leads cannot be told.
+    assert ground(Triple("Team Structure", "led_by", "Acting Director"), lead, said + ", deputy Bo Li", heading) is None
+
+
+def test_a_person_the_model_wrote_into_the_subject_leaves_it():
+    contact = _open("point_of_contact", obj="person", cues=("reach out",))
+    said = "Feel free to reach out to our OSC liaison Drew Jack (drew.jack@gsa.gov)."
+    # The value given is no person; the statement names one; the subject held it beside the role.
+    assert ground(Triple("OSC liaison Drew Jack", "point_of_contact", "GSA.gov"), contact, said) \
+        == Triple("OSC liaison", "point_of_contact", "Drew Jack")
+    assert ground(Triple("Drew Jack, OSC liaison", "point_of_contact", "Drew Jack"), contact,
+                  "Drew Jack, OSC liaison: reach out to him.") == Triple("OSC liaison", "point_of_contact", "Drew Jack")
+    # Nothing but the person: no subject is left, so no fact.
+    assert ground(Triple("Drew Jack", "point_of_contact", "Drew Jack"), contact, said) is None
+    # Not a person: a subject holding its value states nothing about two things.
+    place = _open("contact", cues=("searching",))
+    assert ground(Triple("searching the GSA Staff Directory", "contact", "GSA Staff Directory"), place,
+                  "Find them by searching the GSA Staff Directory.") is None
+
+
+def test_a_subject_the_statement_writes_only_as_filler_words_is_read_from_its_heading():
+    limit = _open("time_limit", obj="duration", cues=("increments",))
+    said = "Agreements come in increments of 120 days or less, and can be extended up to two times."
+    heading = "Assignments and Detailing to and from TTS > Time increments"
+    # "and" is all of the subject the statement writes: the heading writes it whole.
+    assert ground(Triple("Assignments and Detailing to and from TTS", "time_limit", "120 days or less"), limit,
+                  said, heading) == Triple("Assignments and Detailing to and from TTS", "time_limit", "120 days")
+    assert ground(Triple("Assignments and Detailing to and from TTS", "time_limit", "120 days or less"), limit,
+                  said) is None  # without the heading, the subject is nowhere
+
+
+def test_a_share_is_no_amount_and_an_amount_no_share():
+    # 18F: "75" of "75% of $69" was filed as the daily M&IE amount in DC. Read as what it is not, a number
+    # gives way to the one value of the asked kind the statement writes.
+    said = "M&IE is $69 per day in DC, and is 75% of $69 on the first and last days of a trip."
+    amount, share = _open("amount", obj="money", cues=("$",)), _open("share", obj="percentage", cues=("%",))
+    for reply in ("75", "69"):
+        assert ground(Triple("M&IE", "amount", reply), amount, said) == Triple("M&IE", "amount", "$69")
+        assert ground(Triple("M&IE", "share", reply), share, said) == Triple("M&IE", "share", "75%")
+    two_amounts = said.replace("on the first", "($51.75) on the first")
+    assert ground(Triple("M&IE", "amount", "75"), amount, two_amounts) is None
