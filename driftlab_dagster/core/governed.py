@@ -27,7 +27,7 @@ from .grounding import overlap
 from .ontology import Triple
 from .store import StoredPage
 from .units import Unit
-from .values import name_words, names_match, normalise, states
+from .values import name_words, names_closely, names_match, normalise, states
 from .world import World
 
 FOREVER = None  # an open interval end
@@ -409,9 +409,11 @@ class GovernedResolver:
                  and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
         for where, named, must_agree in (("its heading", self._under_a_heading_naming, False),
                                          ("it", self._naming, False),
+                                         ("its subject with its page's title", self._qualified_by_the_title, True),
                                          ("its page's title", self._under_a_title_naming, True)):
             candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
-                          if any(states(unit.text, f.object) for unit in named(f.source, name))]
+                          if any(states(unit.text, f.object)
+                                 for unit in named(f.source, name, self.store.current_name(f.entity_id)))]
             if candidates:
                 found = self._weigh(candidates)
                 if found.hedged and must_agree:
@@ -425,22 +427,33 @@ class GovernedResolver:
             self._units[page_id] = self.world.text_units(page.body, page.title)
         return self._units[page_id]
 
-    def _under_a_heading_naming(self, page_id: str, name: str) -> list[Unit]:
+    def _under_a_heading_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
         """The statements of a page whose nearest heading (the page title when none is nearer) or list lead-in
         names `name`; never a heading further up, which names a chapter."""
         return [u for u in self._page_units(page_id) if u.trail and names_match(name, u.trail[-1])
                 or u.lead and names_match(name, u.lead)]
 
-    def _under_a_title_naming(self, page_id: str, name: str) -> list[Unit]:
+    def _under_a_title_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
         units = self._page_units(page_id)
         return units if units and units[0].trail and names_match(name, units[0].trail[0]) else []
 
-    def _naming(self, page_id: str, name: str) -> list[Unit]:
-        """The statements of a page that write a name of two words or more themselves. One word in running text
-        says little of what a statement is about ("details", "team")."""
+    def _qualified_by_the_title(self, page_id: str, name: str, subject: str) -> list[Unit]:
+        """A page's statements when the claim's subject is `name` written short (every word of it is one of
+        `name`'s) and the page's title says the rest: "top secret" on the page "Top Secret ... Clearance" is
+        the Top Secret clearance; "Term renewal survey" on "Term extensions" is not about term extensions."""
+        units = self._page_units(page_id)
+        if not (units and units[0].trail and names_match(subject, name)):
+            return []
+        return units if names_match(name, f"{subject} {units[0].trail[0]}") else []
+
+    def _naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
+        """The statements of a page that write a name of two words or more themselves, as a phrase. One word in
+        running text says little of what a statement is about ("details", "team"), nor do words scattered
+        over a sentence ("a Level 3 summary rating ... Level 4 or Level 5" is not about "Level 5 summary
+        rating")."""
         if len(name_words(name)) < 2:
             return []
-        return [u for u in self._page_units(page_id) if names_match(name, u.text)]
+        return [u for u in self._page_units(page_id) if names_closely(name, u.text)]
 
     def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph has never seen (a product renamed after the graph last read its pages, where the

@@ -145,16 +145,42 @@ def states(answer: str | None, value: str) -> bool:
 _NAME_FILLER = {"a", "an", "the", "of", "for", "and", "to", "in", "on", "at", "by", "with", "per", "our", "your"}
 
 
+def _name_word_list(name: str) -> list[str]:
+    words = [w.rstrip(".-") for w in re.findall(r"[a-z0-9@.#-]+", name.casefold())]  # "level 5." is "level 5"
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in words if w not in _NAME_FILLER]
+
+
 def name_words(name: str) -> frozenset[str]:
     """A name's content words, case folded and singular ("Billable hours" -> {billable, hour}): what is left
     of a name when wording varies ("billable hour expectations", "hours billed")."""
-    words = re.findall(r"[a-z0-9@.#-]+", name.casefold())
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                     for w in words if w not in _NAME_FILLER)
+    return frozenset(_name_word_list(name))
+
+
+MIN_SHORTENED_WORD = 4  # "Tech" for "Technology", "Admin" for "Administration"; "Ops" is too short to tell
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word, or one written short for the other: the shorter (4 letters or more) starts the longer."""
+    short, long_ = sorted((a, b), key=len)
+    return a == b or len(short) >= MIN_SHORTENED_WORD and short.isalpha() and long_.startswith(short)
 
 
 def names_match(asked: str, written: str) -> bool:
-    """Whether a name as written holds every content word of the name as asked (a page's "18F billable hour
-    expectations" answers a question about "Billable hours")."""
-    wanted = name_words(asked)
-    return bool(wanted) and wanted <= name_words(written)
+    """Whether a name as written holds every content word of the name as asked, in full or shortened (a
+    page's "18F billable hour expectations" answers a question about "Billable hours", "TTS Technology
+    Portfolio" one about "TTS Tech Portfolio")."""
+    wanted, have = name_words(asked), name_words(written)
+    return bool(wanted) and all(any(_same_word(w, h) for h in have) for w in wanted)
+
+
+def names_closely(asked: str, written: str) -> bool:
+    """Whether running text names the asked name as a phrase: every content word of it within a stretch of
+    words no more than two longer than the name ("Level 5 summary ratings: up to 2.5%" names "Level 5 summary
+    rating"; "a Level 3 summary rating ... rated at Level 4 or Level 5" does not)."""
+    wanted, words = name_words(asked), _name_word_list(written)
+    if not wanted:
+        return False
+    span = len(wanted) + 2
+    return any(all(any(_same_word(w, h) for h in words[start:start + span]) for w in wanted)
+               for start in range(max(1, len(words) - span + 1)))

@@ -278,3 +278,47 @@ def test_an_entity_without_a_claim_of_the_relation_is_answered_from_its_section(
                                   [Triple("it", "owned_by", "Heron"), Triple("Billing", "refund_days", "3")])
     resolver = GovernedResolver(governed, [page])
     assert resolver.resolve("Billing", "owned_by").value == "Heron"  # the entity exists, with another relation
+
+
+def test_a_statement_names_a_name_as_a_phrase_not_as_words_scattered_over_it(tmp_path):
+    # 18F: "Level 5 summary ratings: up to 2.5%" is about the Level 5 rating; "High 3 summary ratings ... for a
+    # Level 3 summary rating ... rated at Level 4 or Level 5" holds the same words and is not.
+    body = ("# Awards\n\n- Level 5 summary ratings: the Heron team owns them.\n"
+            "- High 3 summary ratings: the Kestrel team owns them, for a Level 3 summary rating rated at Level 4 or "
+            "Level 5.\n")
+    governed, page = _prose_graph(tmp_path, "Awards", body, [Triple("Awards", "owned_by", "Heron"),
+                                                              Triple("Awards", "owned_by", "Kestrel")])
+    found = GovernedResolver(governed, [page]).resolve("Level 5 summary rating", "owned_by")
+    assert (found.value, found.hedged) == ("Heron", False) and "where it names" in found.why
+    # Without the statement that names it as a phrase, the scattered words answer nothing.
+    page = StoredPage(page.id, page.title, body.split("\n- High")[0].replace("Level 5 summary", "Level 6 summary")
+                      + "\n- High" + body.split("\n- High")[1], 1, T0)
+    assert GovernedResolver(governed, [page]).resolve("Level 5 summary rating", "owned_by").value is None
+
+
+def test_a_subject_with_its_pages_title_names_the_asked_name(tmp_path):
+    # 18F: "8-15 months" is filed under "top secret" on the page "Top Secret ... Clearance", two headings down.
+    body = ("# Top Secret Clearance\n\n## Request process\n\n### Step 5\n\nThe top secret portion is owned by the "
+            "Heron team.\n\n### Step 6\n\nThe eQIP form is owned by the Kestrel team.\n")
+    governed, page = _prose_graph(tmp_path, "Top Secret Clearance", body,
+                                  [Triple("top secret", "owned_by", "Heron"), Triple("eQIP", "owned_by", "Kestrel")])
+    found = GovernedResolver(governed, [page]).resolve("Top Secret clearance", "owned_by")
+    assert (found.value, found.hedged) == ("Heron", False) and "its subject with its page's title" in found.why
+    # A subject that shares no word with the name is not qualified by the title: only the title's own tier
+    # reads it, and there the page's owners disagree.
+    assert GovernedResolver(governed, [page]).resolve("Clearance", "owned_by").value is None
+
+
+def test_a_name_written_short_finds_the_entity_written_in_full(tmp_path):
+    governed, page = _prose_graph(tmp_path, "Portfolio", "# Portfolio\n\nThe TTS Technology Portfolio is owned by "
+                                  "the Heron team.\n", [Triple("TTS Technology Portfolio", "owned_by", "Heron")])
+    assert GovernedResolver(governed, [page]).resolve("TTS Tech Portfolio", "owned_by").value == "Heron"
+
+
+def test_a_subject_with_words_of_its_own_is_not_qualified_by_the_title(tmp_path):
+    # 18F: "Term Renewal Request Survey" (4 months) on the page "Term extensions" is no claim on term extensions.
+    governed, page = _prose_graph(tmp_path, "Term extensions", "# Term extensions\n\n## Survey\n\nThe term renewal "
+                                  "survey is owned by the Heron team.\n",
+                                  [Triple("Term renewal survey", "owned_by", "Heron")])
+    found = GovernedResolver(governed, [page]).resolve("Term extensions", "owned_by")
+    assert "its subject with its page's title" not in found.why

@@ -1,0 +1,30 @@
+"""How a question's name is found in what a page writes: every content word, in full or shortened, and in
+running text as a phrase."""
+
+from __future__ import annotations
+
+import pytest
+
+from driftlab_dagster.core.values import names_closely, names_match
+
+
+@pytest.mark.parametrize(("asked", "written", "match"), [
+    ("TTS Tech Portfolio", "TTS Technology Portfolio", True),  # "Tech" written short for "Technology"
+    ("TTS Technology Portfolio", "TTS Tech Portfolio", True),
+    ("Billable hours", "18F billable hour expectations", True),
+    ("Ops Portfolio", "Operations Portfolio", False),  # three letters are too short to tell
+    ("Travel team", "Traveler guide", False),
+    ("Tech Portfolio", "Technology", False),  # every word, not some
+])
+def test_a_name_matches_in_full_or_shortened(asked, written, match):
+    assert names_match(asked, written) is match
+
+
+@pytest.mark.parametrize(("written", "named"), [
+    ("Level 5 summary ratings: Up to 2.5% of adjusted basic pay.", True),
+    ("Up to 2.5% of adjusted basic pay for a summary rating at level 5.", True),  # any order, close together
+    ('"High 3" summary ratings: for a Level 3 summary rating rated at Level 4 or Level 5.', False),
+    ("Level 5 staff write a summary of each rating.", False),  # spread over the sentence
+])
+def test_running_text_names_a_name_only_as_a_phrase(written, named):
+    assert names_closely("Level 5 summary rating", written) is named
