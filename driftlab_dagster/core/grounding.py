@@ -40,7 +40,7 @@ from .values import VALUE_KINDS, whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -246,9 +246,38 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
     obj = _part(object_raw, predicate, "object", sentence)
     subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,
                     "subject", sentence, context)
+    if subject is not None and obj is not None and predicate.open and normalise(subject, None, sentence) is None:
+        subject = _the_label(sentence, obj, predicate) or subject
     if subject is None or obj is None or overlap(subject, obj):
         return None
     return Triple(subject, predicate.name, obj)
+
+
+_LABEL = re.compile(r"\s*([^:.;!?()]{1,60}?)\s*:\s+\S")
+# What a line opens with that says what kind of line it is, not what it is about ("Note: ...").
+_NOT_A_SUBJECT = {"note", "notes", "tip", "tips", "warning", "important", "example", "examples", "update", "reminder",
+                  "caution", "info", "nb", "ps", "q", "a", "question", "answer", "why", "how", "what", "when", "who",
+                  "where", "fyi", "edit", "more", "see", "also", "exception", "exceptions"}
+
+
+def _the_label(sentence: str, obj: str, predicate: Predicate) -> str | None:
+    """What a statement that opens with a label and a colon is about ("Tolls: receipts for all tolls over $25
+    are required", "Level 5 summary ratings: Up to 2.5% of pay"), for a subject the model took from a heading:
+    a line under a heading is about its label. Never a label that says what kind of line it is ("Note:"), a
+    role ("Acting Director: Will Slack" is about the section's team), when something falls ("Mondays:"), a
+    measure, the value itself or the relation's own words ("Email: ...")."""
+    found = _LABEL.match(sentence)
+    if found is None:
+        return None
+    label = found.group(1).strip(" *_\"'")
+    words = label.split()
+    if not (words and len(words) <= MAX_ITEM_WORDS and _names_something(label)
+            and words[0].casefold() not in _NOT_A_SUBJECT and re.fullmatch(predicate.subject_pattern or ".+", label)):
+        return None
+    if (a_role_or_an_office(label) or a_placeholder(label) or a_measure_for_a_name(label, None)
+            or re.fullmatch(VALUE_KINDS["when"], label) or overlap(label, obj) or names_the_kind(label, predicate)):
+        return None
+    return label
 
 
 def _without_the_person(subject: str, obj: str, predicate: Predicate) -> str:

@@ -18,9 +18,10 @@ AWARDS = "Level 5 summary ratings: Up to 2.5% of adjusted basic pay, or up to 52
 def test_a_number_that_labels_something_is_no_share_and_the_one_share_written_is_read():
     share = _open("share", obj="percentage", cues=("%",))
     # The model answered the label ("Level 5 summary ratings"); the statement writes one share, 2.5%.
-    assert ground(Triple("Awards", "share", "Level 5 summary ratings"), share, AWARDS, "Awards") \
-        == Triple("Awards", "share", "2.5%")
-    assert ground(Triple("Awards", "share", "5"), share, AWARDS, "Awards") == Triple("Awards", "share", "2.5%")
+    # (The line's label is its subject: test_a_line_that_opens_with_a_label_is_about_the_label_not_its_heading.)
+    rated = Triple("Level 5 summary ratings", "share", "2.5%")
+    assert ground(Triple("Awards", "share", "Level 5 summary ratings"), share, AWARDS, "Awards") == rated
+    assert ground(Triple("Awards", "share", "5"), share, AWARDS, "Awards") == rated
     # Two shares written: which one the model meant cannot be told, so nothing is kept.
     two = AWARDS.replace("of adjusted basic pay", "of adjusted basic pay (3% in 2021)")
     assert ground(Triple("Awards", "share", "5"), share, two, "Awards") is None
@@ -85,3 +86,22 @@ def test_a_share_is_no_amount_and_an_amount_no_share():
         assert ground(Triple("M&IE", "share", reply), share, said) == Triple("M&IE", "share", "75%")
     two_amounts = said.replace("on the first", "($51.75) on the first")
     assert ground(Triple("M&IE", "amount", "75"), amount, two_amounts) is None
+
+
+@pytest.mark.parametrize(("statement", "subject"), [
+    ("Tolls: receipts for all tolls over $25 are required.", "Tolls"),
+    ("Level 5 summary ratings: Up to $25 of adjusted basic pay.", "Level 5 summary ratings"),
+    ("Note: tolls over $25 need a receipt.", "Travel costs"),  # what kind of line it is
+    ("Acting Director: $25 for each toll.", "Travel costs"),  # a role
+    ("Mondays: $25 for each toll.", "Travel costs"),  # when something falls
+    ("Amount: $25 for each toll.", "Travel costs"),  # the relation's own word
+    ("Tolls over $25 need a receipt: keep it.", "Travel costs"),  # the value inside the label
+])
+def test_a_line_that_opens_with_a_label_is_about_the_label_not_its_heading(statement, subject):
+    amount = _open("amount", obj="money", cues=("$",))
+    # The model took the subject from the heading; the line names its own.
+    assert ground(Triple("Travel costs", "amount", "$25"), amount, statement, "Travel > Travel costs") \
+        == Triple(subject, "amount", "$25")
+    # A subject the statement writes is the model's reading and stays.
+    assert ground(Triple("receipts", "amount", "$25"), amount, "Tolls: receipts over $25.", "Travel > Receipts") \
+        == Triple("receipts", "amount", "$25")
