@@ -1,4 +1,4 @@
-"""Keeping a model's triples honest, routing statements to relations, and examples that cannot mislead.
+"""Keeping a model's triples honest, routing statements to relations, and the values of a list.
 
 - `ground`: a triple is kept only when its subject is written in the statement it came from or in the
   statement's section (its page title and headings: real handbooks name the subject there) and its object
@@ -7,7 +7,9 @@
   team" -> "Helix" for a one-word name), with an adjacent currency sign or percent sign kept as written. A
   part is read whole, never as a piece of a longer number, hyphened word or address ("$3" is not written
   in "$3,500"), and as the measure the statement makes it (measures.py: "12" in "12 weeks" is no amount).
-  A fixed-subject predicate gets its fixed subject.
+  A fixed-subject predicate gets its fixed subject. Where the model took the subject from a heading, a
+  line that opens with a label ("Tolls: receipts over $25 ...") is about its label; a person the model
+  wrote into the subject too ("OSC liaison Drew Jack") leaves it.
 - `relations_to_ask`: the relations a statement (with its own section: the extractor passes the page
   title, the statement's own heading and its lead-in, never the chapters between) uses a cue of and could
   state (a value of the relation's object kind is written in it). A cue is a word (its inflections match:
