@@ -34,7 +34,7 @@ from .measures import (
     the_only_value,
 )
 from .ontology import Predicate, Triple
-from .values import VALUE_KINDS, whole
+from .values import TIME_UNIT, VALUE_KINDS, whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change,
@@ -42,7 +42,7 @@ from .values import VALUE_KINDS, whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -260,6 +260,12 @@ _LABEL = re.compile(r"\s*([^:.;!?()]{1,60}?)\s*:\s+\S")
 _NOT_A_SUBJECT = {"note", "notes", "tip", "tips", "warning", "important", "example", "examples", "update", "reminder",
                   "caution", "info", "nb", "ps", "q", "a", "question", "answer", "why", "how", "what", "when", "who",
                   "where", "fyi", "edit", "more", "see", "also", "exception", "exceptions"}
+# Words of a label that names a field, the kind of value the line gives ("Cost per day: $25", "Contact person: Ana").
+_FIELD_WORDS = {"cost", "costs", "price", "fee", "fees", "rate", "amount", "total", "time", "date", "dates", "deadline",
+                "duration", "length", "limit", "due", "contact", "contacts", "person", "email", "e-mail", "phone",
+                "owner", "owners", "lead", "leads", "point", "poc", "location", "place", "status", "name", "title",
+                "url", "link", "links", "website", "site", "slack", "channel", "channels", "tool", "tools", "value",
+                "est", "estimated", "approx", "approximate", "maximum", "minimum", "max", "min", "of", "the", "per"}
 
 
 def _the_label(sentence: str, obj: str, predicate: Predicate) -> str | None:
@@ -267,7 +273,7 @@ def _the_label(sentence: str, obj: str, predicate: Predicate) -> str | None:
     are required", "Level 5 summary ratings: Up to 2.5% of pay"), for a subject the model took from a heading:
     a line under a heading is about its label. Never a label that says what kind of line it is ("Note:"), a
     role ("Acting Director: Will Slack" is about the section's team), when something falls ("Mondays:"), a
-    measure, the value itself or the relation's own words ("Email: ...")."""
+    measure, the value itself, the relation's own words or a field's ("Email:", "Cost:", "Contact person:")."""
     found = _LABEL.match(sentence)
     if found is None:
         return None
@@ -277,7 +283,8 @@ def _the_label(sentence: str, obj: str, predicate: Predicate) -> str | None:
             and words[0].casefold() not in _NOT_A_SUBJECT and re.fullmatch(predicate.subject_pattern or ".+", label)):
         return None
     if (a_role_or_an_office(label) or a_placeholder(label) or a_measure_for_a_name(label, None)
-            or re.fullmatch(VALUE_KINDS["when"], label) or overlap(label, obj) or names_the_kind(label, predicate)):
+            or re.fullmatch(VALUE_KINDS["when"], label) or overlap(label, obj) or names_the_kind(label, predicate)
+            or all(w in _FIELD_WORDS or re.fullmatch(TIME_UNIT, w) for w in label.casefold().split())):
         return None
     return label
 

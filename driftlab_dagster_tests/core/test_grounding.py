@@ -95,6 +95,7 @@ def test_a_share_is_no_amount_and_an_amount_no_share():
     ("Acting Director: $25 for each toll.", "Travel costs"),  # a role
     ("Mondays: $25 for each toll.", "Travel costs"),  # when something falls
     ("Amount: $25 for each toll.", "Travel costs"),  # the relation's own word
+    ("Cost per day: $25 for each toll.", "Travel costs"),  # a field's words
     ("Tolls over $25 need a receipt: keep it.", "Travel costs"),  # the value inside the label
 ])
 def test_a_line_that_opens_with_a_label_is_about_the_label_not_its_heading(statement, subject):
