@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .line_labels import line_label
 from .measures import (
     a_label,
     a_measure_for_a_name,
@@ -34,7 +35,7 @@ from .measures import (
     the_only_value,
 )
 from .ontology import Predicate, Triple
-from .values import TIME_UNIT, VALUE_KINDS, whole
+from .values import VALUE_KINDS, whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change,
@@ -42,7 +43,7 @@ from .values import TIME_UNIT, VALUE_KINDS, whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -255,38 +256,13 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
     return Triple(subject, predicate.name, obj)
 
 
-_LABEL = re.compile(r"\s*([^:.;!?()]{1,60}?)\s*:\s+\S")
-# What a line opens with that says what kind of line it is, not what it is about ("Note: ...").
-_NOT_A_SUBJECT = {"note", "notes", "tip", "tips", "warning", "important", "example", "examples", "update", "reminder",
-                  "caution", "info", "nb", "ps", "q", "a", "question", "answer", "why", "how", "what", "when", "who",
-                  "where", "fyi", "edit", "more", "see", "also", "exception", "exceptions"}
-# Words of a label that names a field, the kind of value the line gives ("Cost per day: $25", "Contact person: Ana").
-_FIELD_WORDS = {"cost", "costs", "price", "fee", "fees", "rate", "amount", "total", "time", "date", "dates", "deadline",
-                "duration", "length", "limit", "due", "contact", "contacts", "person", "email", "e-mail", "phone",
-                "owner", "owners", "lead", "leads", "point", "poc", "location", "place", "status", "name", "title",
-                "url", "link", "links", "website", "site", "slack", "channel", "channels", "tool", "tools", "value",
-                "est", "estimated", "approx", "approximate", "maximum", "minimum", "max", "min", "of", "the", "per"}
-
-
 def _the_label(sentence: str, obj: str, predicate: Predicate) -> str | None:
-    """What a statement that opens with a label and a colon is about ("Tolls: receipts for all tolls over $25
-    are required", "Level 5 summary ratings: Up to 2.5% of pay"), for a subject the model took from a heading:
-    a line under a heading is about its label. Never a label that says what kind of line it is ("Note:"), a
-    role ("Acting Director: Will Slack" is about the section's team), when something falls ("Mondays:"), a
-    measure, the value itself, the relation's own words or a field's ("Email:", "Cost:", "Contact person:")."""
-    found = _LABEL.match(sentence)
-    if found is None:
+    """The label a line opens with (line_labels.py), for a subject the model took from a heading, when it fits
+    the relation's subject and is neither the value nor the relation's own words ("Email: ...")."""
+    label = line_label(sentence)
+    if label is None or not _names_something(label) or overlap(label, obj) or names_the_kind(label, predicate):
         return None
-    label = found.group(1).strip(" *_\"'")
-    words = label.split()
-    if not (words and len(words) <= MAX_ITEM_WORDS and _names_something(label)
-            and words[0].casefold() not in _NOT_A_SUBJECT and re.fullmatch(predicate.subject_pattern or ".+", label)):
-        return None
-    if (a_role_or_an_office(label) or a_placeholder(label) or a_measure_for_a_name(label, None)
-            or re.fullmatch(VALUE_KINDS["when"], label) or overlap(label, obj) or names_the_kind(label, predicate)
-            or all(w in _FIELD_WORDS or re.fullmatch(TIME_UNIT, w) for w in label.casefold().split())):
-        return None
-    return label
+    return label if re.fullmatch(predicate.subject_pattern or ".+", label) else None
 
 
 def _without_the_person(subject: str, obj: str, predicate: Predicate) -> str:

@@ -92,10 +92,15 @@ def test_a_share_is_no_amount_and_an_amount_no_share():
     ("Tolls: receipts for all tolls over $25 are required.", "Tolls"),
     ("Level 5 summary ratings: Up to $25 of adjusted basic pay.", "Level 5 summary ratings"),
     ("Note: tolls over $25 need a receipt.", "Travel costs"),  # what kind of line it is
+    ("For example: tolls over $25 need a receipt.", "Travel costs"),  # how it goes on
+    ("PLEASE NOTE: tolls over $25 need a receipt.", "Travel costs"),  # a shouted marker
+    ("GSA: tolls over $25 need a receipt.", "GSA"),  # an acronym is a name
     ("Acting Director: $25 for each toll.", "Travel costs"),  # a role
     ("Mondays: $25 for each toll.", "Travel costs"),  # when something falls
     ("Amount: $25 for each toll.", "Travel costs"),  # the relation's own word
     ("Cost per day: $25 for each toll.", "Travel costs"),  # a field's words
+    ("Expense: Tolls; Limit: $25 a day", "Tolls"),  # a table row (units.py): its first cell, not the column
+    ("Role: Director; Limit: $25 a day", "Travel costs"),  # ... when it names something of its own
     ("Tolls over $25 need a receipt: keep it.", "Travel costs"),  # the value inside the label
 ])
 def test_a_line_that_opens_with_a_label_is_about_the_label_not_its_heading(statement, subject):
