@@ -10,7 +10,7 @@ from driftlab_dagster.core.line_labels import line_label
 @pytest.mark.parametrize(("line", "label"), [
     ("Tolls: receipts for all tolls over $25 are required.", "Tolls"),
     ("Level 5 summary ratings: Up to 2.5% of adjusted basic pay", "Level 5 summary ratings"),
-    ("Category: Mastery; Senior QA Tester (L3): Demonstrates broad depth of knowledge.", "Mastery"),  # a table row
+    ("Expense: Parking; Monthly limit: $130 for a garage pass.", "Parking"),  # a table row
     ("GSA: the agency.", "GSA"),
     ("Note: bring a receipt.", None),
     ("For example: a $25 toll.", None),
