@@ -111,3 +111,9 @@ def test_a_line_that_opens_with_a_label_is_about_the_label_not_its_heading(state
     # A subject the statement writes is the model's reading and stays.
     assert ground(Triple("receipts", "amount", "$25"), amount, "Tolls: receipts over $25.", "Travel > Receipts") \
         == Triple("receipts", "amount", "$25")
+
+
+def test_a_label_made_of_the_relations_own_words_is_no_subject():
+    surcharge = _open("surcharge", obj="money", cues=("surcharge", "$"))
+    assert ground(Triple("Travel costs", "surcharge", "$25"), surcharge, "Surcharge: $25 for each toll.",
+                  "Travel > Travel costs") == Triple("Travel costs", "surcharge", "$25")

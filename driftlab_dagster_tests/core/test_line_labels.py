@@ -15,6 +15,7 @@ from driftlab_dagster.core.line_labels import line_label
     ("Note: bring a receipt.", None),
     ("For example: a $25 toll.", None),
     ("ACTION: file the form.", None),
+    ("BILLABLE: 32 hours a week.", None),  # shouted: a marker
     ("Acting Director: Will Slack", None),
     ("Mondays: the design huddle.", None),
     ("Cost per day: $25", None),
