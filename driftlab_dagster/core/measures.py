@@ -4,8 +4,8 @@ names, none about one handbook:
 - `a_measure_for_a_name`: an amount, a duration, a percentage, a bare number or an address is never a
   name, a person or a phrase (a tool is not "90 days").
 - `another_measure`: a number directly followed by a unit of time is a length of time, not an amount or a
-  share ("12" in "up to 12 weeks of leave"); "a month" after an amount or after "once" says how often, not
-  how long ("$130 a month", "meets once a week").
+  share ("12" in "up to 12 weeks of leave"), and a bare year is a year ("the 2019 training"); "a month"
+  after an amount or after "once" says how often, not how long ("$130 a month", "meets once a week").
 - `a_role_or_an_office`: a value given for a person that ends in a role's or an office's word ("Acting
   Director", "Workforce Relations") names a position or a unit, not a person.
 - `a_placeholder`: "Person B", "User X" is an example's stand-in for someone, not a person.
@@ -30,6 +30,8 @@ _AFTER_A_NUMBER = re.compile(rf"[ -](?:{UNIT_QUALIFIERS}){TIME_UNIT}\b", re.IGNO
 _RATE_OR_FREQUENCY = re.compile(r"(?:[$€£]\d[\d,.]*|\bonce|\btwice|\btimes)\s*$", re.IGNORECASE)
 _ONE_UNIT = re.compile(rf"an? {TIME_UNIT}", re.IGNORECASE)
 _A_SIGN_AFTER = re.compile(r"\s*(?:%|percent|per cent)", re.IGNORECASE)  # what makes a number a share
+_YEAR = re.compile(r"(?:19|20)\d\d")  # "Take the 2019 GSA training": a bare number of these is a year
+_A_CURRENCY_AFTER = re.compile(r"\s*(?:dollars|usd|euros?|eur|pounds|gbp|%|percent)\b", re.IGNORECASE)
 
 
 def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
@@ -39,13 +41,15 @@ def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
 
 def another_measure(value: str, shape: str | None, statement: str) -> bool:
     """Whether a value given for an amount or a percentage (a bare number, no sign) is, wherever the
-    statement writes it, a length of time ("104" in "up to 104 hours") or the other of the two ("75" in "75%
-    of $69" is no amount, "69" in it no share), or one given for a duration is the unit of a rate or a
-    frequency ("a month" in "$130 a month", "a week" in "once a week")."""
+    statement writes it, a length of time ("104" in "up to 104 hours"), a year ("2019" in "Take the 2019
+    training", unless written as "2019 dollars") or the other of the two ("75" in "75% of $69" is no amount,
+    "69" in it no share), or one given for a duration is the unit of a rate or a frequency ("a month" in
+    "$130 a month", "a week" in "once a week")."""
     if shape in _SIGNED_KINDS and re.fullmatch(r"\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*)?", value):
         found = _occurrences(value, statement)
         share = shape == VALUE_KINDS["percentage"]
         return bool(found) and all(_AFTER_A_NUMBER.match(statement, m.end())
+                                   or (_YEAR.fullmatch(value) and not _A_CURRENCY_AFTER.match(statement, m.end()))
                                    or (share and statement[max(0, m.start() - 1):m.start()] in ("$", "€", "£"))
                                    or (not share and _A_SIGN_AFTER.match(statement, m.end()))
                                    for m in found)

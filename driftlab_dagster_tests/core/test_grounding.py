@@ -117,3 +117,14 @@ def test_a_label_made_of_the_relations_own_words_is_no_subject():
     surcharge = _open("surcharge", obj="money", cues=("surcharge", "$"))
     assert ground(Triple("Travel costs", "surcharge", "$25"), surcharge, "Surcharge: $25 for each toll.",
                   "Travel > Travel costs") == Triple("Travel costs", "surcharge", "$25")
+
+
+def test_a_year_is_no_amount():
+    # 18F: "2019" of "Take the 2019 GSA Mandatory Cyber Security and Privacy Training" was filed as an amount.
+    amount = _open("amount", obj="money", cues=("take", "grant"))
+    said = "Take the 2019 GSA Mandatory Cyber Security and Privacy Training."
+    assert ground(Triple("GSA", "amount", "2019"), amount, said) is None
+    assert ground(Triple("GSA", "amount", "2019"), amount, "The GSA grant is 2019 dollars.") \
+        == Triple("GSA", "amount", "2019")
+    assert ground(Triple("GSA", "amount", "1500"), amount, "The GSA grant is 1500 for each team.") \
+        == Triple("GSA", "amount", "1500")  # not a year's number
