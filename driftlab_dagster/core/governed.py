@@ -407,13 +407,14 @@ class GovernedResolver:
                  for f in self.store.facts_on(entity_id, predicate)
                  if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
                  and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
+        subjects = {f.entity_id: self.store.current_name(f.entity_id) for f in facts}
         for where, named, must_agree in (("its heading", self._under_a_heading_naming, False),
                                          ("it", self._naming, False),
                                          ("its subject with its page's title", self._qualified_by_the_title, True),
                                          ("its page's title", self._under_a_title_naming, True)):
             candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
                           if any(states(unit.text, f.object)
-                                 for unit in named(f.source, name, self.store.current_name(f.entity_id)))]
+                                 for unit in named(f.source, name, subjects[f.entity_id]))]
             if candidates:
                 found = self._weigh(candidates)
                 if found.hedged and must_agree:

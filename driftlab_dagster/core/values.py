@@ -33,6 +33,7 @@ normalised expected value is a whole phrase of the normalised answer.
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal
 from typing import Literal
@@ -151,6 +152,7 @@ def _name_word_list(name: str) -> list[str]:
             for w in words if w not in _NAME_FILLER]
 
 
+@functools.lru_cache(maxsize=65536)  # the linking path asks the same entity names once per question
 def name_words(name: str) -> frozenset[str]:
     """A name's content words, case folded and singular ("Billable hours" -> {billable, hour}): what is left
     of a name when wording varies ("billable hour expectations", "hours billed")."""
@@ -171,7 +173,9 @@ def names_match(asked: str, written: str) -> bool:
     page's "18F billable hour expectations" answers a question about "Billable hours", "TTS Technology
     Portfolio" one about "TTS Tech Portfolio")."""
     wanted, have = name_words(asked), name_words(written)
-    return bool(wanted) and all(any(_same_word(w, h) for h in have) for w in wanted)
+    if not wanted or wanted <= have:  # every word written in full: no need to try each pair
+        return bool(wanted)
+    return all(w in have or any(_same_word(w, h) for h in have) for w in wanted)
 
 
 def names_closely(asked: str, written: str) -> bool:
