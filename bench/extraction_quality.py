@@ -26,7 +26,8 @@ from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.prompts import EXTRACTION_PROMPTS
 from driftlab_dagster.core.scoring import score_triples
 from driftlab_dagster.core.store import StoredPage
-from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
+from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
+from driftlab_dagster.core.warehouse import connect, ensure_schema
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR

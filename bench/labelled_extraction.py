@@ -31,9 +31,10 @@ from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.replay import ReplayClient, write_replay_file
+from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
 from driftlab_dagster.core.units import Unit
 from driftlab_dagster.core.values import names_match, normalise
-from driftlab_dagster.core.warehouse import connect, ensure_schema, load_call_cache, save_call_cache
+from driftlab_dagster.core.warehouse import connect, ensure_schema
 from driftlab_dagster.core.world.corpus import CorpusWorld
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR

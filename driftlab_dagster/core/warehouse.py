@@ -318,41 +318,6 @@ class MissingUpstream(WarehouseError):
     """A partition's input is not in the file yet."""
 
 
-def load_call_cache(conn: duckdb.DuckDBPyConnection) -> dict:
-    from .call_cache import CacheEntry
-
-    rows = conn.execute("SELECT key, kind, model, content, input_tokens, output_tokens, latency_ms "
-                        "FROM model_calls").fetchall()
-    return {r[0]: CacheEntry(*r) for r in rows}
-
-
-def save_call_cache(conn: duckdb.DuckDBPyConnection, entries: list) -> int:
-    if not entries:
-        return 0
-    frame = pd.DataFrame([vars(e) for e in entries])
-    conn.register("_calls", frame)
-    try:
-        with transaction(conn):
-            conn.execute("INSERT OR IGNORE INTO model_calls BY NAME SELECT * FROM _calls")
-    finally:
-        conn.unregister("_calls")
-    return len(entries)
-
-
-def load_call_failures(conn: duckdb.DuckDBPyConnection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT key FROM model_call_failures").fetchall()}
-
-
-def save_call_failures(conn: duckdb.DuckDBPyConnection, failures: dict[str, tuple[str, str]],
-                       answered: list[str]) -> None:
-    """Record this run's unusable replies (key -> (model, reason)) and forget keys answered well since."""
-    with transaction(conn):
-        for key, (model, reason) in sorted(failures.items()):
-            conn.execute("INSERT OR REPLACE INTO model_call_failures VALUES (?, ?, ?)", [key, model, reason[:300]])
-        if answered:
-            conn.execute("DELETE FROM model_call_failures WHERE key IN (SELECT unnest(?))", [answered])
-
-
 @dataclass(frozen=True)
 class Slice:
     """One (world, scenario, day) partition of the world-scoped tables, at one version of the world file."""
@@ -404,31 +369,48 @@ def _slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, col
 
 def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
     """One partition's pages, graph and extraction log, as the study's store."""
-    pages = _slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages")
-    log = _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph")
-    return Store.from_rows(pages,
-                           _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
-                           _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
-                           _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
-                           log)
+    return Store.from_rows(*stored_layer_rows(conn, where).store)
 
 
 def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: Slice, store: Store) -> GovernedStore:
     """One partition's governed graph; `store` is the same partition's (its extraction log is shared)."""
+    return StoredLayerRows((), stored_layer_rows(conn, where, store=False).governed).governed_store(world, store)
+
+
+@dataclass(frozen=True)
+class StoredLayerRows:
+    """One partition's knowledge layer as the rows DuckDB holds, before any object is built from them: what a
+    worker process turns into the layer (`layer`) while the parent reads the next partition's."""
+
+    store: tuple[list[tuple], ...]  # Store.from_rows's arguments
+    governed: tuple[list[tuple], list[tuple]]  # GovernedStore.from_rows's facts and names
+
+    def governed_store(self, world: World, store: Store) -> GovernedStore:
+        read = {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()}  # the log is shared
+        return GovernedStore.from_rows(world, self.governed[0], self.governed[1], read)
+
+    def layer(self, world: World) -> KnowledgeLayer:
+        store = Store.from_rows(*self.store)
+        return KnowledgeLayer(store, self.governed_store(world, store))
+
+
+def stored_layer_rows(conn: duckdb.DuckDBPyConnection, where: Slice, store: bool = True) -> StoredLayerRows:
     def columns(cls: type[DataclassInstance]) -> str:
         return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
-    return GovernedStore.from_rows(
-        world,
-        _slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
-        _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name"),
-        {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()})
+    return StoredLayerRows(
+        (_slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages"),
+         _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
+         _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
+         _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
+         _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph")) if store else (),
+        (_slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
+         _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name")))
 
 
 def stored_layer(conn: duckdb.DuckDBPyConnection, world: World, where: Slice) -> KnowledgeLayer:
     """One partition's knowledge layer as stored: its pages, both graphs and the extraction log."""
-    store = stored_store(conn, where)
-    return KnowledgeLayer(store, stored_governed_store(conn, world, where, store))
+    return stored_layer_rows(conn, where).layer(world)
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,

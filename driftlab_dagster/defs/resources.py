@@ -25,15 +25,8 @@ from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompa
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
-from driftlab_dagster.core.warehouse import (
-    connect,
-    disk_full_in_one_line,
-    ensure_schema,
-    load_call_cache,
-    load_call_failures,
-    save_call_cache,
-    save_call_failures,
-)
+from driftlab_dagster.core.stored_calls import load_call_cache, load_call_failures, save_call_cache, save_call_failures
+from driftlab_dagster.core.warehouse import connect, disk_full_in_one_line, ensure_schema
 from driftlab_dagster.defs.context import StudyContext
 
 
