@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from driftlab_dagster.core import reports
-from driftlab_dagster.core.study import run_study
+from driftlab_dagster.core import evaluation, reports
+from driftlab_dagster.core.extraction import RegexExtractor
+from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.study import maintenance_comparison, run_study
 from driftlab_dagster_tests.published import check_published_figures
 
 
@@ -36,3 +38,12 @@ def test_the_printed_tables_keep_the_posts_layout(world):
             "0                0              0        61% (61/100)") in table
     costs = reports.cost_table(study.costs)
     assert costs.splitlines()[-1] == "* estimated at 4 characters per token, no model was called"
+
+
+def test_a_graph_only_accuracy_indexes_no_page(world, monkeypatch):
+    def no_index(pages):
+        raise AssertionError("the graph design asked for a page index")
+
+    monkeypatch.setattr(evaluation, "Bm25Retriever", no_index)
+    rows = maintenance_comparison(world, 1, RegexExtractor(world.ontology), DeterministicReader(world.ontology))
+    assert [r.graph_only_accuracy for r in rows] == [1.0, 1.0, 1.0]
