@@ -41,6 +41,15 @@ class StudySettings(BaseModel):
     concurrency: int = Field(1, ge=1, le=64, description="model calls the extractor and the reader keep in flight at "
                                                          "once (match the server's slots); the rows are the same for "
                                                          "every value")
+    workers: int = Field(1, ge=1, le=64, description="processes a step spreads its model-free work over (the "
+                                                     "scenarios a graph step replays, the partitions an answers "
+                                                     "step asks); the rows are the same for every value, and a "
+                                                     "step that calls a model uses one")
+
+    @property
+    def model_free_workers(self) -> int:
+        """The workers a step may use: its model calls (cache, spend, failure streak) stay in one process."""
+        return 1 if self.uses_model else self.workers
 
     @field_validator("prompt")
     @classmethod

@@ -1,3 +1,5 @@
+from collections.abc import Iterator
+
 import dagster as dg
 import pandas as pd
 
@@ -5,7 +7,9 @@ from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate, read_ahead
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table, stated
-from driftlab_dagster.core.warehouse import replace_slices, stored_layer, transaction
+from driftlab_dagster.core.session import Session
+from driftlab_dagster.core.warehouse import StoredLayerRows, replace_slices, stored_layer_rows, transaction
+from driftlab_dagster.core.workers import in_order
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
@@ -26,29 +30,23 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         slices, rows, embeddings, metadata = [], [], [], {}
         # The same warning `driftlab run` prints: a prose world read without a model answers only by abstaining.
         unread = ctx.settings.prose_unread(world.ontology.described_count)
+        workers = ctx.settings.model_free_workers
         with warehouse.get_connection() as conn:
             with study_session(ctx, conn, model, progress) as session:
                 progress.stage(f"{world.id} answers", len(keys))
-                for key in keys:
-                    where = ctx.slice(key)
-                    mark = spend_mark(session)
-                    layer = stored_layer(conn, world, where)
-                    retriever = session.retriever(layer.store.sorted_pages())
-                    step = world.checkpoint(where.day).step
-                    # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
-                    read_ahead(layer, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
-                               session.extractor, ctx.settings.concurrency)
-                    found = evaluate(layer, world, where.scenario, step, session.reader, ALL_DESIGNS, retriever,
-                                     session.extractor)
-                    rows += [{**where.columns, **r} for r in found]
-                    slices.append(where.key)
-                    if hasattr(retriever, "vectors"):
-                        embeddings += [{**where.columns, "page_id": p.id, "version": p.version,
-                                        "model": ctx.settings.embed_model, "embedding": v}
-                                       for p, v in retriever.vectors()]
-                    metadata[key] = {**_summary(found), **spend_metadata(session, mark),
-                                     **({"prose_unread": dg.MetadataValue.text(unread)} if unread else {})}
-                    progress.advance()
+                # Partitions are asked independently: `workers` at a time in worker processes, each given its
+                # stored rows as read here; the layer is built from them in the worker.
+                for group in (keys[i:i + workers] for i in range(0, len(keys), workers)):
+                    stored = [(key, stored_layer_rows(conn, ctx.slice(key))) for key in group]
+                    for (key, _), asked in in_order(lambda item: _ask(ctx, session, *item), stored, workers):
+                        [(found, vectors, spend)] = asked
+                        where = ctx.slice(key)
+                        rows += [{**where.columns, **r} for r in found]
+                        slices.append(where.key)
+                        embeddings += [{**where.columns, **v} for v in vectors]
+                        metadata[key] = {**_summary(found), **spend,
+                                         **({"prose_unread": dg.MetadataValue.text(unread)} if unread else {})}
+                        progress.advance()
             with transaction(conn):
                 replace_slices(conn, "answers", slices, pd.DataFrame(rows))
                 replace_slices(conn, "page_embeddings", slices, pd.DataFrame(embeddings))
@@ -57,6 +55,23 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         return dg.MaterializeResult(data_version=ctx.answers_version)
 
     return [answers]
+
+
+def _ask(ctx: StudyContext, session: Session, key: str, stored: StoredLayerRows) -> Iterator[tuple[list, list, dict]]:
+    """One partition's answers (one row per design and question), its page embeddings (embedding retrieval
+    only) and the model spend of asking them: one item, yielded, so that a worker process can hand it back."""
+    where = ctx.slice(key)
+    mark = spend_mark(session)
+    layer = stored.layer(ctx.world)
+    retriever = session.retriever(layer.store.sorted_pages())
+    step = ctx.world.checkpoint(where.day).step
+    # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
+    read_ahead(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor,
+               ctx.settings.concurrency)
+    found = evaluate(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor)
+    vectors = ([{"page_id": p.id, "version": p.version, "model": ctx.settings.embed_model, "embedding": v}
+                for p, v in retriever.vectors()] if hasattr(retriever, "vectors") else [])
+    yield found, vectors, spend_metadata(session, mark)
 
 
 def _summary(rows: list[dict]) -> dict:

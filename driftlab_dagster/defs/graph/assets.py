@@ -1,27 +1,32 @@
+import os
+import tempfile
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
 
 import dagster as dg
 import duckdb
-import pandas as pd
 
 from driftlab_dagster.core import drift
+from driftlab_dagster.core.extraction import CostSample
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
+from driftlab_dagster.core.session import Session
+from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
     MissingUpstream,
     Slice,
     record_timings,
-    replace_slices,
-    slice_frame,
     stored_layer,
     stored_page_history,
     transaction,
 )
+from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.metadata import CHECK_METADATA
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
@@ -86,54 +91,42 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         record, or nothing). A run over many days replays each scenario once and keeps every day asked for."""
         keys = parts.run_keys(context)
         metadata: dict[str, dict] = {}
-        with warehouse.get_connection() as conn:
+        workers = ctx.settings.model_free_workers
+        with warehouse.get_connection() as conn, tempfile.TemporaryDirectory(prefix="driftlab-graph-") as folder:
             with study_session(ctx, conn, model, progress) as session, transaction(conn):
-                batch = _SliceBatch(conn)
+                batch = SliceBatch(conn, GRAPH_TABLES)
                 timings: list[tuple[str, str, dict]] = []
                 progress.stage(f"{world.id} graph", len(keys))
-                for scenario, days in parts.by_scenario(keys).items():
-                    wanted = {world.checkpoint(day).step: key for day, key in days}
-                    resumed = _resume_point(context, conn, ctx, scenario, min(wanted))
-                    first = min(wanted) if resumed else 0
-                    history = stored_page_history(conn, world.id, world.version, scenario, max(wanted), first)
-                    steps = range(first, max(wanted) + 1)
-                    pages_by_step = [history[step][0] for step in steps]
-                    renames = [history[step][1] for step in steps]
-                    layer = resumed or KnowledgeLayer(Store(), GovernedStore(world))
-                    mark = spend_mark(session)
-                    maintained: list[str] = []  # each replayed event's maintenance, in order
-                    for step, replayed, cost in replay_steps(world, scenario, layer, pages_by_step,
-                                                             session.extractor, renames, first):
-                        if step > 0:
-                            maintained.append(cost.approach if cost else "none")
-                        if step not in wanted:
-                            continue
-                        where = ctx.slice(wanted[step])
-                        assert replayed.governed is not None
-                        rows, governed_rows = replayed.store.rows(), replayed.governed.rows()
-                        tables = {t: (Store.ROW_COLUMNS[t], rows[t])
-                                  for t in ("entities", "aliases", "facts", "extraction_log")}
-                        tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
-                        if cost is not None:
-                            cost_row = cost.as_row()
-                            tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
-                            timings.append((scenario, where.day, cost.timing()))
-                        batch.add(where, tables)
-                        governed_facts = governed_rows["governed_facts"]
-                        metadata[wanted[step]] = {
-                            "where": where, "cost": cost, "spend": spend_metadata(session, mark),
-                            "facts": len(rows["facts"]), "entities": len(rows["entities"]),
-                            "aliases": len(rows["aliases"]), "pages_logged": len(rows["extraction_log"]),
-                            "issues": sum(bool(x[_ISSUE]) for x in rows["extraction_log"]),
-                            "governed": len(governed_facts),
-                            "retracted": sum(r[_RETRACTED_AT] is not None for r in governed_facts),
-                            "replayed_from": _replayed_from(world.checkpoints, first, step, bool(resumed),
-                                                            maintained),
-                        }
-                        mark = spend_mark(session)
-                        context.log.info(f"{where}: {len(rows['facts'])} facts, {cost.docs if cost else 0} "
-                                         f"pages read by {cost.approach if cost else 'nobody'}")
-                        progress.advance()
+                scenarios = list(parts.by_scenario(keys).items())
+                # Scenarios replay independently: `workers` of them at a time in worker processes, each given
+                # its page history as read here (a group's histories are in memory at once, never all) and
+                # writing its rows into a file of its own, which is copied in below.
+                for group in (scenarios[i:i + workers] for i in range(0, len(scenarios), workers)):
+                    replays = [_replay_input(context, conn, ctx, scenario, days) for scenario, days in group]
+                    # A name per scenario, never reused: a file attached in this transaction stays attached to it.
+                    files = ([os.path.join(folder, f"{len(metadata)}-{i}.duckdb") for i in range(len(replays))]
+                             if runs_apart(workers, len(replays)) else [None] * len(replays))
+                    for (replay, file), replayed_days in in_order(lambda r: _replay(ctx, session, *r),
+                                                                  list(zip(replays, files)), workers):
+                        copied = []
+                        for day in replayed_days:
+                            key = replay.wanted[day.step]
+                            where, cost = ctx.slice(key), day.cost
+                            if cost is not None:
+                                timings.append((replay.scenario, where.day, cost.timing()))
+                            if day.tables is None:
+                                copied.append(where)
+                            else:
+                                batch.add(where, day.tables)
+                            metadata[key] = {**day.counts, "where": where, "cost": cost, "spend": day.spend,
+                                             "replayed_from": _replayed_from(world.checkpoints, replay.first,
+                                                                             day.step, replay.resumed is not None,
+                                                                             day.maintained)}
+                            context.log.info(f"{where}: {day.counts['facts']} facts, {cost.docs if cost else 0} "
+                                             f"pages read by {cost.approach if cost else 'nobody'}")
+                            progress.advance()
+                        if file is not None:
+                            copy_slices(conn, file, GRAPH_TABLES, copied)
                 batch.flush()
                 record_timings(conn, world, "graph_maintenance", context.run_id, timings)
             # The checks read what was just written, as anyone querying the file would see it.
@@ -186,39 +179,76 @@ def _replayed_from(checkpoints: Sequence, first: int, step: int, resumed: bool, 
     return f"{start}, then {len(maintained)} events, each maintained by {', '.join(policies)}"
 
 
-class _SliceBatch:
-    """Partitions' graph rows on their way into DuckDB. A run over many partitions writes them in a few
-    large INSERTs (one per table while the rows are few: a small world pays one round trip, not one per
-    partition), and a big world flushes every FLUSH_ROWS rows so memory stays bounded. Call inside one
-    transaction: the run's partitions land together or not at all."""
+@dataclass(frozen=True)
+class _ReplayInput:
+    """What one scenario's replay starts from, as read from DuckDB: the days asked for (step -> partition key),
+    the first step replayed, the stored layer it resumes (None: from the initial extraction) and the pages and
+    renames of each step from there."""
 
-    FLUSH_ROWS = 200_000
+    scenario: str
+    wanted: dict[int, str]
+    first: int
+    resumed: KnowledgeLayer | None
+    pages_by_step: list[list]
+    renames: list[dict[str, str]]
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection):
-        self.conn = conn
-        self.frames: dict[str, list[pd.DataFrame]] = {t: [] for t in GRAPH_TABLES}
-        self.slices: list[Slice] = []
-        self.rows = 0
 
-    def add(self, where: Slice, tables: Mapping[str, tuple[Sequence[str], list[tuple]]]) -> None:
-        """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
-        rows, has its slice emptied."""
-        self.slices.append(where)
-        for table, (columns, rows) in tables.items():
-            if rows:
-                self.frames[table].append(slice_frame(where.columns, columns, rows))
-                self.rows += len(rows)
-        if self.rows >= self.FLUSH_ROWS:
-            self.flush()
+@dataclass(frozen=True)
+class _ReplayedDay:
+    """One asked-for day of a replay: the rows of its seven tables, their counts, its maintenance cost, the
+    model spend since the day before, and each event maintained since the replay began (for `replayed_from`)."""
 
-    def flush(self) -> None:
-        if not self.slices:
-            return
-        for table, frames in self.frames.items():  # an empty table still clears its slices (DELETE, no INSERT)
-            rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-            replace_slices(self.conn, table, [s.key for s in self.slices], rows)
-        self.frames = {t: [] for t in GRAPH_TABLES}
-        self.slices, self.rows = [], 0
+    step: int
+    tables: Mapping[str, tuple[Sequence[str], list[tuple]]] | None  # None: written into the worker's file
+    counts: dict[str, int]
+    cost: CostSample | None
+    spend: dict
+    maintained: list[str]
+
+
+def _replay_input(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,
+                  scenario: str, days: list[tuple[str, str]]) -> _ReplayInput:
+    wanted = {ctx.world.checkpoint(day).step: key for day, key in days}
+    resumed = _resume_point(context, conn, ctx, scenario, min(wanted))
+    first = min(wanted) if resumed else 0
+    history = stored_page_history(conn, ctx.world.id, ctx.world.version, scenario, max(wanted), first)
+    steps = range(first, max(wanted) + 1)
+    return _ReplayInput(scenario, wanted, first, resumed, [history[step][0] for step in steps],
+                        [history[step][1] for step in steps])
+
+
+def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str | None) -> Iterator[_ReplayedDay]:
+    """One scenario's graphs, day by day: each day's rows handed over, or (in a worker process) written into
+    `file`, a DuckDB file of its own. Lazy: in this process the next day is replayed only once the caller has
+    taken this one, so each day's model spend is its own."""
+    layer = replay.resumed or KnowledgeLayer(Store(), GovernedStore(ctx.world))
+    mark = spend_mark(session)
+    maintained: list[str] = []  # each replayed event's maintenance, in order
+    with worker_file(file, GRAPH_TABLES) if file else nullcontext() as own:
+        for step, replayed, cost in replay_steps(ctx.world, replay.scenario, layer, replay.pages_by_step,
+                                                 session.extractor, replay.renames, replay.first):
+            if step > 0:
+                maintained.append(cost.approach if cost else "none")
+            if step not in replay.wanted:
+                continue
+            assert replayed.governed is not None
+            rows, governed_rows = replayed.store.rows(), replayed.governed.rows()
+            tables = {t: (Store.ROW_COLUMNS[t], rows[t]) for t in ("entities", "aliases", "facts", "extraction_log")}
+            tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
+            if cost is not None:
+                cost_row = cost.as_row()
+                tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
+            if own is not None:
+                own.add(ctx.slice(replay.wanted[step]), tables)
+            governed_facts = governed_rows["governed_facts"]
+            counts = {"facts": len(rows["facts"]), "entities": len(rows["entities"]),
+                      "aliases": len(rows["aliases"]), "pages_logged": len(rows["extraction_log"]),
+                      "issues": sum(bool(x[_ISSUE]) for x in rows["extraction_log"]),
+                      "governed": len(governed_facts),
+                      "retracted": sum(r[_RETRACTED_AT] is not None for r in governed_facts)}
+            yield _ReplayedDay(step, None if own is not None else tables, counts, cost, spend_metadata(session, mark),
+                               list(maintained))
+            mark = spend_mark(session)
 
 
 def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,

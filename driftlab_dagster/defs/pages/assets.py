@@ -1,11 +1,17 @@
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import nullcontext
+
 import dagster as dg
-import pandas as pd
 
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.reports import markdown_table
+from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
-from driftlab_dagster.core.warehouse import replace_slices, slice_frame, transaction
+from driftlab_dagster.core.warehouse import Slice, transaction
+from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
 
@@ -14,7 +20,7 @@ PAGE_COLUMNS = ("step", "page_id", "title", "body", "version", "updated_at", "ch
 
 
 def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
-    world, parts = ctx.world, ctx.partitions
+    parts = ctx.partitions
 
     @dg.asset(key=ctx.key("pages"), group_name="pages", partitions_def=parts.scenario_day, deps=[ctx.key("world")],
               kinds={"duckdb"}, pool="duckdb", code_version=PAGES_CODE_VERSION,
@@ -26,31 +32,57 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         page for the change, or none). A page's version bumps each day its text changes. A run over many
         partitions renders each scenario's history once.
         """
-        slices, frames, metadata = [], [], {}
-        for scenario, days in parts.by_scenario(parts.run_keys(context)).items():
-            wanted = {world.checkpoint(day).step: key for day, key in days}
-            layer = KnowledgeLayer(Store())
-            for step in range(max(wanted) + 1):
-                renames = world.renames_at(scenario, step)
-                changed = sync_pages(layer, world.pages_at(scenario, step), pages_at(world, step), renames)
-                moved_from = {new: old for old, new in renames.items()}
-                if step not in wanted:
-                    continue
-                where = ctx.slice(wanted[step])
-                slices.append(where.key)
-                changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
-                today = layer.store.sorted_pages()
-                frames.append(slice_frame(where.columns, PAGE_COLUMNS,
-                                          [(step, p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today,
-                                            p.audience, moved_from.get(p.id)) for p in today]))
-                metadata[wanted[step]] = _metadata(today, changed, step, where.world_version)
-        with warehouse.get_connection() as conn, transaction(conn):
-            replace_slices(conn, "pages", slices, pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
+        scenarios = list(parts.by_scenario(parts.run_keys(context)).items())
+        metadata: dict[str, dict] = {}
+        apart = runs_apart(ctx.settings.workers, len(scenarios))
+        with tempfile.TemporaryDirectory(prefix="driftlab-pages-") as folder:
+            # Scenarios render independently: in worker processes (pages call no model), each writing a DuckDB
+            # file of its own, or here. Rendering comes before the study's file is opened, so it is held only
+            # while writing.
+            work = [(scenario, days, os.path.join(folder, f"{i}.duckdb") if apart else None)
+                    for i, (scenario, days) in enumerate(scenarios)]
+            rendered = [(file, list(days)) for (_, _, file), days in
+                        in_order(lambda w: _render(ctx, *w), work, ctx.settings.workers)]
+            with warehouse.get_connection() as conn, transaction(conn):
+                batch = SliceBatch(conn, ["pages"])
+                for file, days in rendered:
+                    for key, where, rows, values in days:
+                        if rows is not None:
+                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)})
+                        metadata[key] = values
+                    if file is not None:
+                        copy_slices(conn, file, ["pages"], [where for _, where, _, _ in days])
+                batch.flush()
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
         return dg.MaterializeResult(data_version=ctx.pages_version)
 
     return [pages]
+
+
+def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
+            file: str | None) -> Iterator[tuple[str, Slice, list[tuple] | None, dict]]:
+    """One scenario's pages on each day asked for, rendered through its history: (partition key, slice, rows or
+    None when written into `file`, the partition's metadata)."""
+    world = ctx.world
+    wanted = {world.checkpoint(day).step: key for day, key in days}
+    layer = KnowledgeLayer(Store())
+    with worker_file(file, ["pages"]) if file else nullcontext() as own:
+        for step in range(max(wanted) + 1):
+            renames = world.renames_at(scenario, step)
+            changed = sync_pages(layer, world.pages_at(scenario, step), pages_at(world, step), renames)
+            moved_from = {new: old for old, new in renames.items()}
+            if step not in wanted:
+                continue
+            where = ctx.slice(wanted[step])
+            changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
+            today = layer.store.sorted_pages()
+            rows = [(step, p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
+                     moved_from.get(p.id)) for p in today]
+            if own is not None:
+                own.add(where, {"pages": (PAGE_COLUMNS, rows)})
+            yield wanted[step], where, None if own is not None else rows, _metadata(today, changed, step,
+                                                                                     where.world_version)
 
 
 def _metadata(pages: list[StoredPage], changed: list[str], step: int, world_version: str) -> dict:

@@ -1,0 +1,72 @@
+"""Worker processes for a step's model-free pieces: results in the pieces' order, from other processes, errors
+carried back, and the one-process route as lazy as a loop."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from driftlab_dagster.core.workers import in_order, runs_apart
+
+pytestmark = pytest.mark.skipif(not runs_apart(2, 2), reason="needs fork (not on Windows)")
+
+
+def _square_with_pid(n: int):
+    yield n * n, os.getpid()
+
+
+def test_results_come_back_in_order_from_other_processes():
+    got = [(item, list(result)) for item, result in in_order(_square_with_pid, list(range(7)), workers=3)]
+    assert [item for item, _ in got] == list(range(7))
+    assert [r[0][0] for _, r in got] == [n * n for n in range(7)]
+    pids = {r[0][1] for _, r in got}
+    assert os.getpid() not in pids and 1 < len(pids) <= 3
+
+
+def test_one_worker_runs_here_and_lazily():
+    taken = []
+
+    def piece(n: int):
+        taken.append(n)
+        yield n, os.getpid()
+
+    pieces = in_order(piece, [1, 2, 3], workers=1)
+    item, result = next(pieces)
+    assert item == 1 and taken == []  # nothing computed before the caller takes the result
+    assert list(result) == [(1, os.getpid())] and taken == [1]
+    assert [list(r) for _, r in pieces] == [[(2, os.getpid())], [(3, os.getpid())]]
+
+
+def test_a_closure_needs_no_pickling():
+    offset = object()  # not picklable as an argument would have to be; a forked child has it in memory
+
+    def piece(n: int):
+        yield n, offset is not None
+
+    assert [list(r) for _, r in in_order(piece, [1, 2], workers=2)] == [[(1, True)], [(2, True)]]
+
+
+def _fails_on_two(n: int):
+    if n == 2:
+        raise ValueError("piece 2 is broken")
+    yield n
+
+
+def test_an_error_in_a_worker_reaches_the_caller():
+    with pytest.raises(ValueError, match="piece 2 is broken"):
+        for _ in in_order(_fails_on_two, [1, 2, 3], workers=2):
+            pass
+
+
+def test_not_reentrant():
+    def nested(n: int):
+        yield from (r for _, r in in_order(_square_with_pid, [n, n], workers=2))
+
+    with pytest.raises(RuntimeError, match="not reentrant"):
+        for _ in in_order(lambda n: [n], [1, 2], workers=2):
+            list(in_order(nested, [1, 2], workers=2))
+
+
+def test_runs_apart_only_with_several_workers_and_pieces():
+    assert not runs_apart(1, 5) and not runs_apart(4, 1) and runs_apart(2, 2)
