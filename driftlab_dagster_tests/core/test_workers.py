@@ -3,6 +3,7 @@ carried back, and the one-process route as lazy as a loop."""
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -70,3 +71,13 @@ def test_not_reentrant():
 
 def test_runs_apart_only_with_several_workers_and_pieces():
     assert not runs_apart(1, 5) and not runs_apart(4, 1) and runs_apart(2, 2)
+
+
+def _frozen_in_the_worker(n: int):
+    yield gc.get_freeze_count() > 0
+
+
+def test_workers_start_with_the_heap_frozen_and_the_parent_gets_it_back():
+    assert gc.get_freeze_count() == 0
+    assert [list(r) for _, r in in_order(_frozen_in_the_worker, [1, 2], workers=2)] == [[True], [True]]
+    assert gc.get_freeze_count() == 0
