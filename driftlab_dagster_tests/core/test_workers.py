@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 
 import pytest
 
-from driftlab_dagster.core.workers import in_order, runs_apart
+from driftlab_dagster.core.workers import WorkerDied, in_order, runs_apart
 
 pytestmark = pytest.mark.skipif(not runs_apart(2, 2), reason="needs fork (not on Windows)")
 
@@ -81,3 +82,16 @@ def test_workers_start_with_the_heap_frozen_and_the_parent_gets_it_back():
     assert gc.get_freeze_count() == 0
     assert [list(r) for _, r in in_order(_frozen_in_the_worker, [1, 2], workers=2)] == [[True], [True]]
     assert gc.get_freeze_count() == 0
+
+
+def _killed_on_two(n: int):
+    if n == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
+    yield n
+
+
+def test_a_killed_worker_is_a_clear_error_not_a_hang():
+    with pytest.raises(WorkerDied, match="killed, or out of memory"):
+        for _ in in_order(_killed_on_two, [1, 2, 3], workers=2):
+            pass
+    assert [list(r) for _, r in in_order(_square_with_pid, [3], workers=2)][0][0][0] == 9  # usable again
