@@ -5,6 +5,7 @@ A real `driftlab run` through Dagster in this process, a real DuckDB file per ru
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import duckdb
@@ -25,6 +26,15 @@ def _noting_the_process(index: int) -> list:
     """The workers' entry point, noting which process ran it (a forked worker finds the patch in the memory it
     was born with; the pool passes the function by name, so it lives at module level)."""
     (Path(os.environ[_PIDS]) / str(os.getpid())).touch()
+    return _run_one(index)
+
+
+def _killed_in_a_graph_replay(index: int) -> list:
+    """The workers' entry point, killing the worker that replays the second scenario's graph, as the kernel's
+    out-of-memory killer would."""
+    fn, items = workers._WORK
+    if isinstance(items[index], tuple) and getattr(items[index][0], "scenario", None) == "StalePages":
+        os.kill(os.getpid(), signal.SIGKILL)
     return _run_one(index)
 
 
@@ -61,3 +71,18 @@ def test_two_workers_write_the_rows_of_one(tmp_path: Path, capsys, monkeypatch):
     assert one == two
     assert (tmp_path / "w1" / "tessaly_freight" / "results.csv").read_bytes() == \
            (tmp_path / "w2" / "tessaly_freight" / "results.csv").read_bytes()
+
+
+def test_a_killed_worker_fails_the_run_in_one_line_and_keeps_every_stored_row(tmp_path: Path, capsys, monkeypatch):
+    for name in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli, "pace_for_batch", lambda: None)
+    flags = ["--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path), "--workers", "2"]
+    assert cli.main(["run", *flags]) == 0, capsys.readouterr().err
+    before = _tables(tmp_path / "d.duckdb")
+    capsys.readouterr()
+    monkeypatch.setattr(workers, "_run_one", _killed_in_a_graph_replay)
+    assert cli.main(["run", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "worker process ended" in err and "nothing was written" in err, err
+    assert _tables(tmp_path / "d.duckdb") == before
