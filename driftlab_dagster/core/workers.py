@@ -3,10 +3,11 @@ over worker processes, their results handed back in the pieces' order, so the ro
 process, byte for byte.
 
 Workers are forked: a child starts with the parent's memory (the parsed world, the loaded modules, the
-inputs the parent has read from DuckDB), so it pays no start-up, reads no file, and touches nothing shared; it
-only computes and sends its result back. The parent alone reads and writes DuckDB. Where fork is not
-available (Windows), or with one worker or one piece, the work runs in the calling process as a lazy
-iteration, exactly as a loop would.
+inputs the parent has read from DuckDB), so it pays no start-up and reads nothing; it computes, writes at
+most a DuckDB file of its own, and sends its result back. The parent alone reads and writes the study's file.
+Where fork is not available (Windows), or with one worker or one piece, the work runs in the calling process
+as a lazy iteration, exactly as a loop would. Ctrl-C is the parent's: the workers ignore it, and the parent
+stops after the pieces in progress (a second or two at 40,000 pages).
 
 Model calls never go through workers: the call cache, the spend accounting and the failure streak belong to
 one process (calls in flight are the `concurrency` setting's job, threads in that process).
