@@ -79,6 +79,9 @@ def test_a_killed_worker_fails_the_run_in_one_line_and_keeps_every_stored_row(tm
     monkeypatch.setattr(cli, "pace_for_batch", lambda: None)
     flags = ["--database", str(tmp_path / "d.duckdb"), "--out", str(tmp_path), "--workers", "2"]
     assert cli.main(["run", *flags]) == 0, capsys.readouterr().err
+    # Rows the failing run would overwrite with different ones, had any of its graph writes landed.
+    with duckdb.connect(str(tmp_path / "d.duckdb")) as conn:
+        conn.execute("UPDATE entities SET name = name || ' (as stored)'")
     before = _tables(tmp_path / "d.duckdb")
     capsys.readouterr()
     monkeypatch.setattr(workers, "_run_one", _killed_in_a_graph_replay)

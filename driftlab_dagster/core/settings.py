@@ -42,13 +42,14 @@ class StudySettings(BaseModel):
                                                          "once (match the server's slots); the rows are the same for "
                                                          "every value")
     workers: int = Field(1, ge=1, le=64, description="processes a step spreads its model-free work over (the "
-                                                     "scenarios a graph step replays, the partitions an answers "
-                                                     "step asks); the rows are the same for every value, and a "
-                                                     "step that calls a model uses one")
+                                                     "scenarios the pages and graph steps render and replay, the "
+                                                     "partitions the answers step asks); the rows are the same for "
+                                                     "every value; a step that calls a model runs in one")
 
     @property
     def model_free_workers(self) -> int:
-        """The workers a step may use: its model calls (cache, spend, failure streak) stay in one process."""
+        """The workers the answers step may use: it calls the model reader, the embedder and (for pages the
+        graph has not read) the model extractor, whose calls (cache, spend, failure streak) stay in one process."""
         return 1 if self.uses_model else self.workers
 
     @field_validator("prompt")

@@ -9,6 +9,7 @@ partitions land together or not at all, and the rows are the same.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
@@ -54,7 +55,10 @@ class SliceBatch:
 
 @contextmanager
 def worker_file(path: str, tables: Sequence[str]) -> Iterator[SliceBatch]:
-    """A worker's own DuckDB file at `path` (new), with a batch for `tables`; written and closed on exit."""
+    """A worker's own DuckDB file at `path`, which must not exist yet (`copy_slices` copies all it holds), with
+    a batch for `tables`; written and closed on exit."""
+    if os.path.exists(path):
+        raise FileExistsError(f"{path}: a worker file must be new")
     conn = duckdb.connect(path, config=dict(NO_EXTENSIONS))
     try:
         ensure_schema(conn)
@@ -70,13 +74,13 @@ def copy_slices(conn: duckdb.DuckDBPyConnection, path: str, tables: Sequence[str
     """Replace `slices` of `tables` in the study's file with what the worker file at `path` holds for them (all
     it holds). Call inside the step's transaction."""
     conn.execute(f"ATTACH '{_quoted(path)}' AS worker_rows (READ_ONLY)")
-    try:
-        for table in tables:
-            replace_slices(conn, table, [s.key for s in slices], pd.DataFrame())  # DELETE, as a batch would
-            columns = ", ".join(f'"{c}"' for c in table_columns(table))
-            conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM worker_rows.{table}")
-    finally:
-        conn.execute("DETACH worker_rows")
+    for table in tables:
+        replace_slices(conn, table, [s.key for s in slices], pd.DataFrame())  # DELETE, as a batch would
+        columns = ", ".join(f'"{c}"' for c in table_columns(table))
+        conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM worker_rows.{table}")
+    # Not in a `finally`: after a failed statement the transaction is aborted and DETACH would raise over the
+    # real error; the rollback detaches the file anyway.
+    conn.execute("DETACH worker_rows")
 
 
 def _quoted(path: str) -> str:

@@ -69,22 +69,33 @@ def in_order(fn: Callable[[Item], Iterable[Result]], items: Sequence[Item],
         return
     if _WORK is not None:
         raise RuntimeError("in_order is not reentrant")
-    _WORK = (fn, items)
-    pool = ProcessPoolExecutor(min(workers, len(items)), multiprocessing.get_context("fork"),
-                               initializer=_quiet_worker)
+    pool: ProcessPoolExecutor | None = None
     try:
-        with _heap_frozen():  # the pool forks its workers as the work is handed out
-            results = [pool.submit(_run_one, index) for index in range(len(items))]
+        _WORK = (fn, items)
+        pool = ProcessPoolExecutor(min(workers, len(items)), multiprocessing.get_context("fork"),
+                                   initializer=_quiet_worker)
+        try:
+            with _heap_frozen():  # the pool forks its workers as the work is handed out
+                results = [pool.submit(_run_one, index) for index in range(len(items))]
+        except OSError as e:  # fork failed: no memory, or no process slot left
+            raise _died(items, workers, f"a worker process could not start ({e.strerror or e})") from None
         for item, result in zip(items, results):
             try:
                 yield item, result.result()
             except BrokenProcessPool:
-                raise WorkerDied(f"a worker process ended before handing back its result ({len(items)} pieces on "
-                                 f"{min(workers, len(items))} workers; killed, or out of memory?): nothing was "
-                                 "written; run again, with fewer --workers if memory is short") from None
+                raise _died(items, workers, "a worker process ended before handing back its result (killed, or out "
+                                            "of memory?)") from None
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # on an error, or a caller that stopped early: stop now
-        _WORK = None
+        try:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)  # on an error or an early stop: stop the pool now
+        finally:
+            _WORK = None
+
+
+def _died(items: Sequence, workers: int, what: str) -> WorkerDied:
+    return WorkerDied(f"{what} ({len(items)} pieces on {min(workers, len(items))} workers): nothing was written; "
+                      "run again, with fewer --workers if memory is short")
 
 
 @contextmanager

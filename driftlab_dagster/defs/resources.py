@@ -8,6 +8,7 @@ them to every world's assets.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -26,7 +27,7 @@ from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.stored_calls import load_call_cache, load_call_failures, save_call_cache, save_call_failures
-from driftlab_dagster.core.warehouse import connect, disk_full_in_one_line, ensure_schema
+from driftlab_dagster.core.warehouse import check_database_path, connect, disk_full_in_one_line, ensure_schema
 from driftlab_dagster.defs.context import StudyContext
 
 
@@ -48,6 +49,16 @@ class WarehouseResource(DuckDBResource):
                 yield conn
             finally:
                 conn.close()
+
+    @contextmanager
+    def worker_folder(self) -> Iterator[str]:
+        """A new folder beside the DuckDB file for worker processes' own files (on its disk: a full disk is
+        this file's disk), removed afterwards."""
+        check_database_path(self.database)  # a missing folder is one line, as for the file itself
+        with disk_full_in_one_line(self.database):
+            parent = os.path.dirname(os.path.abspath(self.database))
+            with tempfile.TemporaryDirectory(prefix=".driftlab-workers-", dir=parent) as folder:
+                yield folder
 
 
 class ModelResource(dg.ConfigurableResource):

@@ -59,3 +59,11 @@ def test_a_failure_after_the_copy_leaves_the_study_as_it_was(study, tmp_path: Pa
         copy_slices(study, path, ["entities"], [FRESH])
         raise RuntimeError("the step failed after copying")
     assert _entities(study) == before
+
+
+def test_a_worker_file_must_be_new(tmp_path: Path):
+    path = tmp_path / "worker.duckdb"
+    with worker_file(str(path), ["entities"]) as own:
+        own.add(FRESH, {"entities": (COLUMNS, [(1, "once")])})
+    with pytest.raises(FileExistsError, match="must be new"), worker_file(str(path), ["entities"]):
+        pass

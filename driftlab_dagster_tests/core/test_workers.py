@@ -41,9 +41,9 @@ def test_one_worker_runs_here_and_lazily():
 
 
 def test_a_closure_needs_no_pickling():
-    offset = object()  # not picklable as an argument would have to be; a forked child has it in memory
+    offset = object()
 
-    def piece(n: int):
+    def piece(n: int):  # a local function cannot be pickled; a forked child has it in memory
         yield n, offset is not None
 
     assert [list(r) for _, r in in_order(piece, [1, 2], workers=2)] == [[(1, True)], [(2, True)]]

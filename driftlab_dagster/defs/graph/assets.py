@@ -1,5 +1,4 @@
 import os
-import tempfile
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
@@ -91,8 +90,10 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         record, or nothing). A run over many days replays each scenario once and keeps every day asked for."""
         keys = parts.run_keys(context)
         metadata: dict[str, dict] = {}
-        workers = ctx.settings.model_free_workers
-        with warehouse.get_connection() as conn, tempfile.TemporaryDirectory(prefix="driftlab-graph-") as folder:
+        # The replays call a model only through the extractor (the reader and the embedder are the answers').
+        workers = 1 if ctx.settings.extractor == "model" else ctx.settings.workers
+        with warehouse.get_connection() as conn, \
+                (warehouse.worker_folder() if workers > 1 else nullcontext("")) as folder:
             with study_session(ctx, conn, model, progress) as session, transaction(conn):
                 batch = SliceBatch(conn, GRAPH_TABLES)
                 timings: list[tuple[str, str, dict]] = []
@@ -101,10 +102,11 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 # Scenarios replay independently: `workers` of them at a time in worker processes, each given
                 # its page history as read here (a group's histories are in memory at once, never all) and
                 # writing its rows into a file of its own, which is copied in below.
-                for group in (scenarios[i:i + workers] for i in range(0, len(scenarios), workers)):
+                for start in range(0, len(scenarios), workers):
+                    group = scenarios[start:start + workers]
                     replays = [_replay_input(context, conn, ctx, scenario, days) for scenario, days in group]
-                    # A name per scenario, never reused: a file attached in this transaction stays attached to it.
-                    files = ([os.path.join(folder, f"{len(metadata)}-{i}.duckdb") for i in range(len(replays))]
+                    # A new file per scenario: copy_slices copies all a file holds.
+                    files = ([os.path.join(folder, f"{start + i}.duckdb") for i in range(len(replays))]
                              if runs_apart(workers, len(replays)) else [None] * len(replays))
                     for (replay, file), replayed_days in in_order(lambda r: _replay(ctx, session, *r),
                                                                   list(zip(replays, files)), workers):

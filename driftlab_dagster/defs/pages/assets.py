@@ -1,5 +1,4 @@
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import nullcontext
 
@@ -10,7 +9,7 @@ from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
-from driftlab_dagster.core.warehouse import Slice, transaction
+from driftlab_dagster.core.warehouse import Slice, disk_full_in_one_line, transaction
 from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
@@ -35,7 +34,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
         scenarios = list(parts.by_scenario(parts.run_keys(context)).items())
         metadata: dict[str, dict] = {}
         apart = runs_apart(ctx.settings.workers, len(scenarios))
-        with tempfile.TemporaryDirectory(prefix="driftlab-pages-") as folder:
+        with (warehouse.worker_folder() if apart else nullcontext("")) as folder, \
+                disk_full_in_one_line(warehouse.database):
             # Scenarios render independently: in worker processes (pages call no model), each writing a DuckDB
             # file of its own, or here. Rendering comes before the study's file is opened, so it is held only
             # while writing.
