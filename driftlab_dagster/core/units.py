@@ -10,7 +10,9 @@ CommonMark parser, with tables), never split on lines, into `Unit`s:
   list) kept as its `lead`;
 - one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
   more, a row that fills only its first cell labels the rows below it (a group row) and is their lead;
-- a FAQ's "Q: ... A: ..." paragraph as one unit.
+- a FAQ's "Q: ... A: ..." paragraph as one unit;
+- raw HTML as a browser shows it (core/html_blocks.py): an HTML table's rows like a markdown table's, a
+  `<br>` a break between words, comments never.
 
 Every unit carries its heading `trail`: the page title (front matter `title:`, else the first `#` heading)
 and the headings above it, outermost first. Markup is dropped (emphasis, links keep their text, a mailto
@@ -30,6 +32,12 @@ from pathlib import PurePosixPath
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from .html_blocks import HtmlReader, row_statement
+
+# Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
+# Dagster, so the pages and the graph read with the old rule show as stale.
+READING_VERSION = "html-tables-comments-breaks-plain-titles"
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
@@ -38,6 +46,10 @@ _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 _TAG = re.compile(r"<[^>]+>")
 _QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[:.]\s*(.+)$", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
+# A heading's anchor or attributes ("## Leave {#leave}", kramdown's "{: .class}"): markup a reader never sees.
+_HEADING_ATTRIBUTES = re.compile(r"\s*\{[#:][^{}]*\}\s*$")
+# Inline HTML that starts a new line in a browser ("one<br>two", a cell's "<p>"): a space between words.
+_INLINE_BREAK = re.compile(r"<\s*/?\s*(?:br|p|div|li|hr)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,12 +104,19 @@ def strip_front_matter(text: str) -> tuple[str, str]:
 
 
 def page_title(path: str, text: str) -> str:
-    """Front matter `title:`, else the first `#` heading, else the file name."""
+    """Front matter `title:`, else the first `#` heading as a reader sees it (its markup dropped, never a `#`
+    line of a code block), else the file name."""
     body, title = strip_front_matter(text)
-    if title:
-        return title
-    heading = re.search(r"^#\s+(.+?)\s*#*\s*$", body, re.MULTILINE)
-    return heading.group(1).strip() if heading else PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+    return title or _first_heading(body) or PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+
+
+@lru_cache(maxsize=4096)
+def _first_heading(body: str) -> str:
+    tokens = _parser().parse(_TEMPLATE_TAG.sub(_tag_text, body))
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h1":
+            return _heading_text(tokens[i + 1])
+    return ""
 
 
 @lru_cache(maxsize=1)
@@ -125,6 +144,11 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     row_group = ""  # the label of a wide table's group row above ("| **Skill** | | |"), the rows' lead-in
     in_head = False
     depth_items: list[str] = []  # per open list item: its first paragraph's text (a nested list's lead-in)
+    html = HtmlReader()  # the page's HTML blocks, read in order: a table may span several of them
+
+    def add_html(statements: list[tuple[str, bool]]) -> None:
+        for text, is_row in statements:
+            units.extend([Unit(text, trail())] if is_row else [Unit(s, trail()) for s in _sentences(text)])
 
     def trail() -> tuple[str, ...]:
         names = [h for _, h in headings]
@@ -138,7 +162,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
         kind = token.type
         if kind == "heading_open":
             level = int(token.tag[1])
-            heading = _inline_text(tokens[i + 1])
+            heading = _heading_text(tokens[i + 1])
             headings = [h for h in headings if h[0] < level] + [(level, heading)]
             last_paragraph = ""
             i += 3
@@ -156,7 +180,9 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             depth_items.pop()
         elif kind == "paragraph_open":
             content = _inline_text(tokens[i + 1])
-            if depth_items:  # a list item's paragraph: one unit, the list's lead-in beside it
+            if html.inside_a_cell:  # markdown between an HTML table's "<td>" and "</td>": that cell's text
+                html.add_to_cell(content)
+            elif depth_items:  # a list item's paragraph: one unit, the list's lead-in beside it
                 if content:
                     units.append(Unit(content, trail(), leads[-1] if leads else ""))
                 if not depth_items[-1]:
@@ -168,9 +194,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             i += 3
             continue
         elif kind == "html_block":
-            content = _SPACES.sub(" ", _TAG.sub(" ", token.content)).strip()
-            if content:
-                units.extend(Unit(s, trail()) for s in _sentences(content))
+            add_html(html.read(token.content))
         elif kind == "thead_open":
             in_head, row_header, row_group = True, [], ""
         elif kind == "thead_close":
@@ -187,9 +211,9 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             elif len(row) >= 3 and row[0] and not any(row[1:]):
                 row_group = row[0]  # a group row of a wide table: it states nothing, it names the rows below
             elif any(row):
-                pairs = "; ".join(f"{h}: {c}" if h else c for h, c in zip(row_header or [""] * len(row), row) if c)
-                units.append(Unit(pairs, trail(), row_group))
+                units.append(Unit(row_statement(row_header, row), trail(), row_group))
         i += 1
+    add_html(html.finish())
     return tuple(units)
 
 
@@ -197,6 +221,10 @@ def _tag_text(tag: re.Match[str]) -> str:
     """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
     `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
     return " ".join(a or b for a, b in _QUOTED.findall(tag.group(0))) or " "
+
+
+def _heading_text(token: Token) -> str:
+    return _HEADING_ATTRIBUTES.sub("", _inline_text(token))
 
 
 def _sentences(paragraph: str) -> list[str]:
@@ -227,4 +255,6 @@ def _inline_text(token: Token) -> str:
             mail = ""
         elif child.type == "image":
             parts.append(child.content)
+        elif child.type == "html_inline" and _INLINE_BREAK.match(child.content):
+            parts.append(" ")
     return _SPACES.sub(" ", _TAG.sub("", "".join(parts))).strip()

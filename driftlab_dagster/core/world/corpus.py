@@ -19,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..ontology import Ontology, Predicate
-from ..units import Unit, markdown_units
+from ..units import READING_VERSION, Unit, markdown_units
 from ..values import VALUE_KINDS
 from . import NONE, PUBLIC, Checkpoint, Page, Question, RecordChange, World, WorldFileError
 from .common import NamingSpec, slug
@@ -271,7 +271,7 @@ class CorpusWorld(World):
         return json.dumps({"spec": self.spec.model_dump(mode="json"),
                            "questions": [q.model_dump(mode="json") for q in self.questions_spec],
                            "records": [r.model_dump(mode="json") for r in self.records],
-                           "corpus": digest.hexdigest()}, ensure_ascii=False)
+                           "corpus": digest.hexdigest(), "reading": READING_VERSION}, ensure_ascii=False)
 
     @property
     def id(self) -> str:
