@@ -10,7 +10,10 @@ CommonMark parser, with tables), never split on lines, into `Unit`s:
   list) kept as its `lead`;
 - one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
   more, a row that fills only its first cell labels the rows below it (a group row) and is their lead;
-- a FAQ's "Q: ... A: ..." paragraph as one unit;
+- a FAQ's "Q: ... A: ..." paragraph as one unit; a question written as a paragraph of its own ("**Q. What if
+  ...?**") heads the answer paragraphs below it as a heading would;
+- a sentence ends at a full stop, never one after an abbreviation, an initial or a title ("e.g.", "U.S.",
+  "John J. Smith", "Dr.", "No. 5");
 - raw HTML as a browser shows it (core/html_blocks.py): an HTML table's rows like a markdown table's, a
   `<br>` a break between words, comments never.
 
@@ -36,7 +39,7 @@ from .html_blocks import HtmlReader, row_statement
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
-READING_VERSION = "html-tables-comments-breaks-plain-titles"
+READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -45,6 +48,17 @@ _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.DOTALL)
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 _TAG = re.compile(r"<[^>]+>")
 _QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[:.]\s*(.+)$", re.IGNORECASE)
+# A FAQ's question written as a paragraph of its own ("**Q. What if I am not sure?**"), its answer in the next
+# ("A: One of the best ways..."): the question heads its answer as a heading would.
+_QUESTION = re.compile(r"^(?:Q|Question)\s*[:.]\s+(\S.*)$", re.IGNORECASE)
+_ANSWER = re.compile(r"^(?:A|Answer)\s*[:.]\s+(?=\S)", re.IGNORECASE)
+# The word before a full stop that ends no sentence: a dotted abbreviation ("e.g.", "i.e.", "U.S.", "p.m."), an
+# initial ("John J. Smith", "Q."), a title ("Dr.", "Ms."). A sentence left joined to the next costs a reader
+# little; one cut inside a name loses the name.
+_ABBREVIATION = re.compile(r"[(\[\"“']*(?:(?:[A-Za-z]\.){2,}|[A-Z]\.|(?:Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr|St|vs|cf|approx)\.)")
+_NUMBER_ABBREVIATION = re.compile(r"[(\[]*(?:No|Nos|no)\.")  # "No. 5"; "No. Only you can" ends an answer
+_LAST_WORD = re.compile(r"\S+$")
+_FAQ_LEVEL = 7  # below every markdown heading: the next heading of any level ends the question's section
 _SPACES = re.compile(r"\s+")
 # A heading's anchor or attributes ("## Leave {#leave}", kramdown's "{: .class}"): markup a reader never sees.
 _HEADING_ATTRIBUTES = re.compile(r"\s*\{[#:][^{}]*\}\s*$")
@@ -145,6 +159,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     in_head = False
     depth_items: list[str] = []  # per open list item: its first paragraph's text (a nested list's lead-in)
     html = HtmlReader()  # the page's HTML blocks, read in order: a table may span several of them
+    answer_due = False  # the paragraph just before was a FAQ's question on its own
 
     def add_html(statements: list[tuple[str, bool]]) -> None:
         for text, is_row in statements:
@@ -187,10 +202,18 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                     units.append(Unit(content, trail(), leads[-1] if leads else ""))
                 if not depth_items[-1]:
                     depth_items[-1] = content
+            elif content and (question := _QUESTION.match(content)) and not _QA.match(content):
+                headings = [h for h in headings if h[0] < _FAQ_LEVEL] + [(_FAQ_LEVEL, question.group(1))]
+                last_paragraph, answer_due = "", True
+                i += 3
+                continue
             elif content:
+                if answer_due:  # the question above is this paragraph's heading; "A:" only marks it
+                    content = _ANSWER.sub("", content, count=1)
                 sentences = _sentences(content)
                 units.extend(Unit(s, trail()) for s in sentences)
                 last_paragraph = sentences[-1]  # what leads into a list is the sentence right above it
+            answer_due = False
             i += 3
             continue
         elif kind == "html_block":
@@ -231,7 +254,16 @@ def _sentences(paragraph: str) -> list[str]:
     qa = _QA.match(paragraph)
     if qa:  # a FAQ's question and its answer, one statement
         return [f"{qa.group(1).strip('* ')} {qa.group(2).strip('* ')}"]
-    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+    sentences, start = [], 0
+    for end in _SENTENCE_END.finditer(paragraph):
+        word = _LAST_WORD.search(paragraph, start, end.start())
+        if word and (_ABBREVIATION.fullmatch(word.group()) or (
+                _NUMBER_ABBREVIATION.fullmatch(word.group()) and paragraph[end.end():end.end() + 1].isdigit())):
+            continue
+        sentences.append(paragraph[start:end.start()])
+        start = end.end()
+    sentences.append(paragraph[start:])
+    return [s.strip() for s in sentences if s.strip()]
 
 
 def _inline_text(token: Token) -> str:

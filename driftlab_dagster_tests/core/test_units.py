@@ -1,0 +1,65 @@
+"""How a page is cut into statements (core/units.py): where a sentence ends, and a FAQ written as a question
+paragraph and an answer paragraph. The shapes are real handbooks' (Sourcegraph's and 18F's public ones)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from driftlab_dagster.core.units import markdown_units
+
+
+def _texts(page: str) -> list[str]:
+    return [u.text for u in markdown_units(page)]
+
+
+@pytest.mark.parametrize("paragraph", [
+    "Military leave under 5 U.S.C. 6323(a) is prorated for part-time employees.",
+    "After you sign into the U.S. Bank Access Online portal, activate the card.",
+    "Ask John J. Smith for the keys.",
+    "Add the Security Controls for the site (e.g. Github) to the plan.",
+    "Write in #c24ops: i.e. \"Hi, I'd like to be set up\".",
+    "Dr. Ana Bell signs the form.",
+    "File form No. 5 before you travel.",
+])
+def test_a_full_stop_after_an_abbreviation_or_an_initial_ends_no_sentence(paragraph):
+    assert _texts(f"# Leave\n\n{paragraph}\n") == [paragraph]
+
+
+def test_sentences_still_end_where_they_end():
+    assert _texts("# FAQ\n\nNo. Only you can see your code. Ask the team.\n") == [
+        "No.", "Only you can see your code.", "Ask the team."]
+
+
+def test_a_faq_question_in_a_paragraph_of_its_own_heads_its_answer():
+    page = textwrap.dedent("""\
+        # Mentors
+
+        ## FAQ
+
+        **Q. What if I am not sure about signing up to be a mentor?**
+
+        A: One of the best ways to learn is by teaching others.
+
+        **Q: What can I expect from my mentor?**
+
+        A: Guidance and support.
+
+        ## Signing up
+
+        Fill in the form.
+    """)
+    units = markdown_units(page)
+    assert [(u.text, u.trail[-1]) for u in units] == [
+        ("One of the best ways to learn is by teaching others.",
+         "What if I am not sure about signing up to be a mentor?"),
+        ("Guidance and support.", "What can I expect from my mentor?"),
+        ("Fill in the form.", "Signing up"),
+    ]
+    assert units[0].trail == ("Mentors", "FAQ", "What if I am not sure about signing up to be a mentor?")
+
+
+def test_a_faq_question_and_answer_in_one_paragraph_stay_one_statement():
+    assert _texts("# FAQ\n\nQ: Who approves travel? A: Your supervisor.\n") == [
+        "Who approves travel? Your supervisor."]
