@@ -22,7 +22,7 @@ _NOT_A_SUBJECT = {"note", "notes", "tip", "tips", "warning", "important", "examp
                   "caution", "info", "nb", "ps", "q", "a", "question", "answer", "why", "how", "what", "when", "who",
                   "where", "fyi", "edit", "more", "see", "also", "exception", "exceptions", "for", "please", "action",
                   "todo", "don't", "do", "and", "but", "so", "if", "bottom", "optional", "next", "jump", "tl;dr",
-                  "tldr", "remember", "caveat", "disclaimer", "aside", "context", "background", "summary",
+                  "tldr", "remember", "caveat", "caveats", "disclaimer", "aside", "context", "background", "summary",
                   "rationale", "goal", "goals", "purpose", "mission", "vision", "step", "key", "result", "results",
                   "you", "we", "they", "it", "this", "that", "these", "those", "them", "our", "your"}
 _SHOUTED = re.compile(r"[A-Z]{5,}(?: [A-Z]+)*")  # "ACTION", "PLEASE NOTE": a marker, not a name ("GSA", "OCFO" are)

@@ -5,7 +5,8 @@ monthly pass."), hard-wrap their paragraphs, and put facts in lists under a lead
 in tables whose meaning is in the header row. A markdown page is therefore parsed (markdown-it-py, the
 CommonMark parser, with tables), never split on lines, into `Unit`s:
 
-- one unit per sentence of a paragraph, the paragraph's hard-wrapped lines joined first;
+- one unit per sentence of a paragraph, the paragraph's hard-wrapped lines joined first; a paragraph that
+  opens with a bold label ("**Pay period:** ...") has it as the `lead` of its later sentences;
 - one unit per list item, with the paragraph that leads into the list (or the parent item, for a nested
   list) kept as its `lead`;
 - one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
@@ -36,10 +37,11 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .html_blocks import HtmlReader, row_statement
+from .line_labels import line_label
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
-READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs"
+READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -211,7 +213,10 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                 if answer_due:  # the question above is this paragraph's heading; "A:" only marks it
                     content = _ANSWER.sub("", content, count=1)
                 sentences = _sentences(content)
-                units.extend(Unit(s, trail()) for s in sentences)
+                # "**Pay period:** Everyone works 80 hours a pay period. Its dates are on the payroll calendar.":
+                # the bold label the paragraph opens with is what its later sentences speak of, their lead-in.
+                label = _bold_label(tokens[i + 1], content)
+                units.extend(Unit(s, trail(), label if n and label else "") for n, s in enumerate(sentences))
                 last_paragraph = sentences[-1]  # what leads into a list is the sentence right above it
             answer_due = False
             i += 3
@@ -244,6 +249,26 @@ def _tag_text(tag: re.Match[str]) -> str:
     """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
     `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
     return " ".join(a or b for a, b in _QUOTED.findall(tag.group(0))) or " "
+
+
+def _bold_label(token: Token, content: str) -> str:
+    """The label a paragraph opens with in bold ("**Pay period:** ...", "**Pay period**: ..."), with its colon,
+    when it names what the paragraph is about (line_labels: never "Note:", a role or a field) and is the
+    paragraph's only bold label (lines of "**Type:** ... **Purpose:** ..." each say their own); else ""."""
+    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    labels: list[str] = []  # the paragraph's bold spans that end with a colon or are followed by one
+    for k, child in enumerate(children):
+        if child.type != "strong_open":
+            continue
+        closing = next((j for j in range(k + 1, len(children)) if children[j].type == "strong_close"), len(children))
+        bold = "".join(c.content for c in children[k + 1:closing]).strip()
+        after = children[closing + 1].content if closing + 1 < len(children) else ""
+        if bold.endswith(":") or after.startswith(":"):
+            labels.append(bold.rstrip(":").strip())
+    if len(labels) != 1 or not children or children[0].type != "strong_open":
+        return ""
+    label = line_label(content)
+    return f"{label}:" if label and labels[0].casefold() == label.casefold() else ""
 
 
 def _heading_text(token: Token) -> str:

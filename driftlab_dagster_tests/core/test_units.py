@@ -63,3 +63,22 @@ def test_a_faq_question_in_a_paragraph_of_its_own_heads_its_answer():
 def test_a_faq_question_and_answer_in_one_paragraph_stay_one_statement():
     assert _texts("# FAQ\n\nQ: Who approves travel? A: Your supervisor.\n") == [
         "Who approves travel? Your supervisor."]
+
+
+def test_a_paragraphs_bold_label_leads_its_later_sentences():
+    page = textwrap.dedent("""\
+        # Spending company money
+
+        **Co-working space:** $300-500 a month for your desk. This budget also includes rides to it.
+
+        **Note:** Plans renew. They cost nothing.
+
+        **Type Code:** "SINGLE TRIP". **Trip Purpose:** Mission. Else training.
+    """)
+    assert [(u.text, u.lead) for u in markdown_units(page)] == [
+        ("Co-working space: $300-500 a month for your desk.", ""),
+        ("This budget also includes rides to it.", "Co-working space:"),
+        ("Note: Plans renew.", ""), ("They cost nothing.", ""),  # a label that says what kind of line it is
+        # several bold labels: each line says its own, none leads the others
+        ('Type Code: "SINGLE TRIP".', ""), ("Trip Purpose: Mission.", ""), ("Else training.", ""),
+    ]
