@@ -6,13 +6,15 @@ in tables whose meaning is in the header row. A markdown page is therefore parse
 CommonMark parser, with tables), never split on lines, into `Unit`s:
 
 - one unit per sentence of a paragraph, the paragraph's hard-wrapped lines joined first; a paragraph that
-  opens with a bold label ("**Pay period:** ...") has it as the `lead` of its later sentences;
+  opens with a bold label ("**Pay period:** ...") has it as the `lead` of its later sentences, and a short
+  bold line of its own ("**Budget**") leads the paragraphs below it until the next heading, a heading in all
+  but markup;
 - one unit per list item, with the paragraph that leads into the list (or the parent item, for a nested
   list) kept as its `lead`;
 - one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
   more, a row that fills only its first cell labels the rows below it (a group row) and is their lead;
 - a FAQ's "Q: ... A: ..." paragraph as one unit; a question written as a paragraph of its own ("**Q. What if
-  ...?**") heads the answer paragraphs below it as a heading would;
+  ...?**", or any question written wholly in bold) heads the answer paragraphs below it as a heading would;
 - a sentence ends at a full stop, never one after an abbreviation, an initial or a title ("e.g.", "U.S.",
   "John J. Smith", "Dr.", "No. 5");
 - raw HTML as a browser shows it (core/html_blocks.py): an HTML table's rows like a markdown table's, a
@@ -41,7 +43,7 @@ from .line_labels import line_label
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
-READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads"
+READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -61,6 +63,7 @@ _ABBREVIATION = re.compile(r"[(\[\"“']*(?:(?:[A-Za-z]\.){2,}|[A-Z]\.|(?:Dr|Mr|
 _NUMBER_ABBREVIATION = re.compile(r"[(\[]*(?:No|Nos|no)\.")  # "No. 5"; "No. Only you can" ends an answer
 _LAST_WORD = re.compile(r"\S+$")
 _FAQ_LEVEL = 7  # below every markdown heading: the next heading of any level ends the question's section
+_MAX_BOLD_HEADING_WORDS = 8  # "**Step 2: Ensure the People Team is notified**"; a longer bold line is a statement
 _SPACES = re.compile(r"\s+")
 # A heading's anchor or attributes ("## Leave {#leave}", kramdown's "{: .class}"): markup a reader never sees.
 _HEADING_ATTRIBUTES = re.compile(r"\s*\{[#:][^{}]*\}\s*$")
@@ -162,6 +165,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     depth_items: list[str] = []  # per open list item: its first paragraph's text (a nested list's lead-in)
     html = HtmlReader()  # the page's HTML blocks, read in order: a table may span several of them
     answer_due = False  # the paragraph just before was a FAQ's question on its own
+    section_lead = ""  # a bold line of its own above ("**Budget**"), since the last heading
 
     def add_html(statements: list[tuple[str, bool]]) -> None:
         for text, is_row in statements:
@@ -181,7 +185,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             level = int(token.tag[1])
             heading = _heading_text(tokens[i + 1])
             headings = [h for h in headings if h[0] < level] + [(level, heading)]
-            last_paragraph = ""
+            last_paragraph = section_lead = ""
             i += 3
             continue
         if kind in ("bullet_list_open", "ordered_list_open"):
@@ -204,9 +208,17 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                     units.append(Unit(content, trail(), leads[-1] if leads else ""))
                 if not depth_items[-1]:
                     depth_items[-1] = content
-            elif content and (question := _QUESTION.match(content)) and not _QA.match(content):
-                headings = [h for h in headings if h[0] < _FAQ_LEVEL] + [(_FAQ_LEVEL, question.group(1))]
-                last_paragraph, answer_due = "", True
+            elif content and (question := _faq_question(tokens[i + 1], content)):
+                headings = [h for h in headings if h[0] < _FAQ_LEVEL] + [(_FAQ_LEVEL, question)]
+                last_paragraph, section_lead, answer_due = "", "", True
+                i += 3
+                continue
+            elif content and _bold_line(tokens[i + 1], content):
+                # "**Budget**" on a line of its own: a heading in all but its markup, which a document editor's
+                # export or a quick edit writes. It leads the statements below it (a list's, as any line right
+                # above a list does) until the next heading or such line.
+                section_lead = last_paragraph = content
+                answer_due = False
                 i += 3
                 continue
             elif content:
@@ -216,7 +228,7 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                 # "**Pay period:** Everyone works 80 hours a pay period. Its dates are on the payroll calendar.":
                 # the bold label the paragraph opens with is what its later sentences speak of, their lead-in.
                 label = _bold_label(tokens[i + 1], content)
-                units.extend(Unit(s, trail(), label if n and label else "") for n, s in enumerate(sentences))
+                units.extend(Unit(s, trail(), label if n and label else section_lead) for n, s in enumerate(sentences))
                 last_paragraph = sentences[-1]  # what leads into a list is the sentence right above it
             answer_due = False
             i += 3
@@ -249,6 +261,31 @@ def _tag_text(tag: re.Match[str]) -> str:
     """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
     `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
     return " ".join(a or b for a, b in _QUOTED.findall(tag.group(0))) or " "
+
+
+def _bold_only(token: Token) -> bool:
+    """Whether a paragraph is one bold span and nothing else ("**Budget**")."""
+    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    return (len(children) >= 3 and children[0].type == "strong_open" and children[-1].type == "strong_close"
+            and sum(c.type == "strong_open" for c in children) == 1)
+
+
+def _bold_line(token: Token, content: str) -> bool:
+    """A short bold line that ends no sentence ("**Budget**"): a heading in all but markup. One that ends with a
+    colon ("**Otherwise:**", "**US teammates:**") leads what comes right after it, as any such line does."""
+    return (len(content.split()) <= _MAX_BOLD_HEADING_WORDS and not content.endswith((".", "!", ":"))
+            and _bold_only(token))
+
+
+def _faq_question(token: Token, content: str) -> str:
+    """A FAQ's question in a paragraph of its own, without its answer: "Q. What if ...?", or a question written
+    wholly in bold ("**How do I claim a taxi?**"); else ""."""
+    if _QA.match(content):
+        return ""
+    question = _QUESTION.match(content)
+    if question:
+        return question.group(1)
+    return content if content.endswith("?") and _bold_only(token) else ""
 
 
 def _bold_label(token: Token, content: str) -> str:

@@ -82,3 +82,35 @@ def test_a_paragraphs_bold_label_leads_its_later_sentences():
         # several bold labels: each line says its own, none leads the others
         ('Type Code: "SINGLE TRIP".', ""), ("Trip Purpose: Mission.", ""), ("Else training.", ""),
     ]
+
+
+def test_a_bold_line_of_its_own_heads_what_follows_as_a_heading_would():
+    page = textwrap.dedent("""\
+        # Celebrate
+
+        ## Gifts
+
+        **Budget**
+
+        Gifts come from the team budget. Use its credits.
+
+        **US teammates:**
+
+        - Ask Ana Bell.
+
+        **How do I send a gift?**
+
+        Use the gifting tool.
+
+        ## Other
+
+        Plain text.
+    """)
+    assert [(u.text, u.trail[-1], u.lead) for u in markdown_units(page)] == [
+        ("Gifts come from the team budget.", "Gifts", "Budget"),
+        ("Use its credits.", "Gifts", "Budget"),
+        ("US teammates:", "Gifts", "Budget"),  # a line ending in a colon leads what comes right after it
+        ("Ask Ana Bell.", "Gifts", "US teammates:"),
+        ("Use the gifting tool.", "How do I send a gift?", ""),  # a bold question is a FAQ's question
+        ("Plain text.", "Other", ""),
+    ]
