@@ -43,7 +43,8 @@ from .line_labels import line_label
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
-READING_VERSION = "html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
+READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
+                   "-index-titles")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -124,9 +125,16 @@ def strip_front_matter(text: str) -> tuple[str, str]:
 
 def page_title(path: str, text: str) -> str:
     """Front matter `title:`, else the first `#` heading as a reader sees it (its markup dropped, never a `#`
-    line of a code block), else the file name."""
+    line of a code block), else the file's name (its folder's, for a folder's index page)."""
     body, title = strip_front_matter(text)
-    return title or _first_heading(body) or PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+    return title or _first_heading(body) or _file_title(PurePosixPath(path))
+
+
+def _file_title(path: PurePosixPath) -> str:
+    """A page's name from its file: "parental-leave.md" is "parental leave"; a folder's own page ("index.md",
+    "README.md", "_index.md", as static-site generators name it) is named by its folder."""
+    named = path.parent if path.stem.casefold() in ("index", "readme", "_index") and path.parent.name else path
+    return named.stem.replace("-", " ").replace("_", " ").strip()
 
 
 @lru_cache(maxsize=4096)

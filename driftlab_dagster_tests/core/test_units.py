@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from driftlab_dagster.core.units import markdown_units
+from driftlab_dagster.core.units import markdown_units, page_title
 
 
 def _texts(page: str) -> list[str]:
@@ -114,3 +114,11 @@ def test_a_bold_line_of_its_own_heads_what_follows_as_a_heading_would():
         ("Use the gifting tool.", "How do I send a gift?", ""),  # a bold question is a FAQ's question
         ("Plain text.", "Other", ""),
     ]
+
+
+@pytest.mark.parametrize(("path", "title"), [("benefits/parental-leave.md", "parental leave"),
+                                              ("benefits/time-off/index.md", "time off"),
+                                              ("handbook/travel_guide/README.md", "travel guide"),
+                                              ("index.md", "index")])
+def test_a_page_without_a_title_is_named_by_its_file_or_its_folder(path, title):
+    assert page_title(path, "Some text.\n") == title
