@@ -396,3 +396,13 @@ def test_evidence_dated_before_a_questions_first_answer_is_the_missing_answer_li
     page = {"wiki/teams/billing.md": "The Falcon team owns billing."}
     message = refused(snapshot_world(tmp_path, {"2022-01-01": page, "2022-06-01": page}, question))
     assert "question Q1: no answer for checkpoint 2022-01-01" in message, message
+
+
+def test_inline_questions_with_a_wrong_key_are_refused_naming_the_key_not_the_shape_they_are_not(tmp_path):
+    # Seen trying a second real handbook: `relation:` written for `hops:`. The first error pydantic lists is
+    # that a list is not a file name ("Input should be a valid string"), which says nothing of what to fix.
+    world = tmp_path / "world.yaml"
+    world.write_text(SNAPSHOT_WORLD.replace("questions: questions.yaml", "questions:" + BILLING_QUESTION.replace(
+        "hops: [owned_by]", "relation: owned_by").replace("\n", "\n  ")))
+    message = refused(world)
+    assert "questions[0].hops" in message and "valid string" not in message, message

@@ -86,7 +86,8 @@ def parse_world(text: str, source: str = "<string>") -> World:
     try:
         spec = spec_class.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
+        errors = _most_telling(e.errors())
+        err = errors[0]
         loc = [p for p in err["loc"] if not _is_union_tag(p)]
         located = (err.get("ctx") or {}).get("error")
         if isinstance(located, Located):
@@ -95,7 +96,7 @@ def parse_world(text: str, source: str = "<string>") -> World:
         line = line_of(node, loc)
         msg = err["msg"].removeprefix("Value error, ")
         at = f" (line {line})" if line else ""
-        more = f" [and {len(e.errors()) - 1} more]" if len(e.errors()) > 1 else ""
+        more = f" [and {len(errors) - 1} more]" if len(errors) > 1 else ""
         raise WorldFileError(f"{source}: {field}{at}: {msg}{more}") from None
     if isinstance(spec, CorpusWorldSpec):
         return CorpusWorld(spec, source)
@@ -106,6 +107,14 @@ def parse_world(text: str, source: str = "<string>") -> World:
         line = line_of(node, list(e.loc))
         raise WorldFileError(f"{source}: {dotted(list(e.loc))}{f' (line {line})' if line else ''}: {e}") from None
     return world
+
+
+def _most_telling(errors: list) -> list:
+    """The errors worth reading first: where a field takes one of several shapes (`questions:` a file name or a
+    list), that the input is not the shape it was never meant as ("Input should be a valid string" for a list)
+    says nothing; the errors inside the shape it is ("questions.0.hops: Field required") say what to fix."""
+    telling = [e for e in errors if not (e["type"].endswith("_type") and e["loc"] and _is_union_tag(e["loc"][-1]))]
+    return telling or errors
 
 
 def _is_union_tag(part: Any) -> bool:
