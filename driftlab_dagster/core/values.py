@@ -18,7 +18,8 @@ pattern is built of single repetitions of a character class per part, so none ca
 1. case folded; typographic dashes and quotes made plain; white space collapsed;
 2. currency signs ($, €, £), "%" and the word "percent", and the "#" that marks a channel or tag dropped;
 3. thousands separators dropped inside numbers ("1,000" -> "1000"), an amount's magnitude written out
-   ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75");
+   ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75"); a
+   range's dash between two numbers written without spaces ("$300 - $500" -> "300-500");
 4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
 5. the hyphens between a number, up to two words and a unit word made spaces ("30-day" -> "30 day",
    "7-calendar-day" -> "7 calendar day"), and the time units made singular ("days" -> "day", "hours" ->
@@ -95,6 +96,7 @@ _WORD_RE = re.compile(rf"\b({_NUMBER_WORD})\b")
 _COMPOUND = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|"
                        r"seven|eight|nine)\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SPACED_RANGE = re.compile(r"(?<=\d) - (?=\d)")
 _SIGNED_MAGNITUDE = re.compile(r"([$€£])(\d[\d,]*(?:\.\d+)?) ?(k|m|b|bn|thousand|million|billion)\b")
 _POWERS = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
 _ZERO_CENTS = re.compile(r"([$€£]\d[\d,]*)\.00(?!\d)")
@@ -113,6 +115,7 @@ def normalise(text: str) -> str:
     out = re.sub(r"(?<![\w#])#(?=\w)", "", out)  # a channel's or a tag's marker: "#travel" = "travel"
     out = re.sub(r"\bpercent\b", "", out)
     out = _THOUSANDS.sub("", out)
+    out = _SPACED_RANGE.sub("-", out)
     out = _COMPOUND.sub(lambda m: str(int(_WORDS[m.group(1)]) + int(_WORDS[m.group(2)])), out)
     out = _WORD_RE.sub(lambda m: _WORDS[m.group(1)], out)
     out = _HYPHEN_UNIT.sub(lambda m: " " + m.group(1).replace("-", " "), out)

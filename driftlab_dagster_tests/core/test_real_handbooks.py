@@ -159,7 +159,8 @@ def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     ("$1,000", "1000"), ("£20 a day", "20"), ("a 30-day window", "30 days"), ("six weeks", "6 weeks"),
     ("15 percent", "15%"), ("Twenty-five days", "25 days"), ("$10k", "$10,000"), ("$2.5 million", "$2,500,000"),
     ("$75.00", "$75"), ("£1.5bn", "1500000000"), ("12 administrative workweeks", "12 administrative workweek"),
-    ("a 7-calendar-day waiting period", "7 calendar days"),
+    ("a 7-calendar-day waiting period", "7 calendar days"), ("$300 - $500 a month", "$300–500"),
+    ("5 - 7 business days", "5-7 business days"),
 ])
 def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
     assert matches(answer, expected)
