@@ -44,11 +44,18 @@ from .line_labels import line_label
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
 READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
-                   "-index-titles")
+                   "-index-titles-toml-mdx-wiki-links")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
-_FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
+# YAML front matter between "---" lines (Jekyll, most generators), or TOML between "+++" lines (Hugo).
+_FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n(.*?\n)?(?:---|\.\.\.)|\+\+\+[ \t]*\n(.*?\n)?\+\+\+)[ \t]*(?:\n|\Z)",
+                           re.DOTALL)
+_FRONT_TITLE = re.compile(r"^title[ \t]*[:=][ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
+# Lines that are a site generator's markup, never prose: an MDX page's imports and exports, a Docusaurus
+# admonition's fences (":::note", ":::"). Dropped before the page is parsed.
+_SITE_MARKUP_LINE = re.compile(r"^(?:(?:import|export)\s.*\bfrom\s+['\"].*|:::[\w ]*)[ \t]*$", re.MULTILINE)
+# A wiki link, as Obsidian and wiki engines write one: "[[Parental leave]]", "[[leave|Parental leave]]".
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.DOTALL)
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 _TAG = re.compile(r"<[^>]+>")
@@ -114,11 +121,11 @@ def sentence_units(body: str, title: str = "") -> list[Unit]:
 
 
 def strip_front_matter(text: str) -> tuple[str, str]:
-    """(the page without its YAML front matter, the front matter's `title:` or "")."""
+    """(the page without its YAML or TOML front matter, the front matter's `title` or "")."""
     found = _FRONT_MATTER.match(text)
     if not found:
         return text, ""
-    title = _FRONT_TITLE.search(found.group(1) or "")
+    title = _FRONT_TITLE.search(found.group(1) or found.group(2) or "")
     # A title is plain text to a reader: inline HTML ("Travel <em>before</em> onboarding") shows as its words.
     return text[found.end():], (_SPACES.sub(" ", _TAG.sub("", title.group(2))).strip() if title else "")
 
@@ -139,7 +146,7 @@ def _file_title(path: PurePosixPath) -> str:
 
 @lru_cache(maxsize=4096)
 def _first_heading(body: str) -> str:
-    tokens = _parser().parse(_TEMPLATE_TAG.sub(_tag_text, body))
+    tokens = _parser().parse(_prose_source(body))
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag == "h1":
             return _heading_text(tokens[i + 1])
@@ -161,7 +168,7 @@ def markdown_units(body: str, title: str = "") -> list[Unit]:
 def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     text, front_title = strip_front_matter(body)
     title = title or front_title
-    tokens = _parser().parse(_TEMPLATE_TAG.sub(_tag_text, text))
+    tokens = _parser().parse(_prose_source(text))
     units: list[Unit] = []
     headings: list[tuple[int, str]] = []  # (level, text) of the headings above
     leads: list[str] = []  # per open list: its lead-in
@@ -265,6 +272,12 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     return tuple(units)
 
 
+def _prose_source(text: str) -> str:
+    """A page's markdown with a site generator's markup read as a reader sees it: template tags as their quoted
+    arguments, MDX imports and admonition fences gone."""
+    return _SITE_MARKUP_LINE.sub("", _TEMPLATE_TAG.sub(_tag_text, text))
+
+
 def _tag_text(tag: re.Match[str]) -> str:
     """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
     `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
@@ -359,4 +372,5 @@ def _inline_text(token: Token) -> str:
             parts.append(child.content)
         elif child.type == "html_inline" and _INLINE_BREAK.match(child.content):
             parts.append(" ")
-    return _SPACES.sub(" ", _TAG.sub("", "".join(parts))).strip()
+    text = _WIKI_LINK.sub(lambda link: (link.group(2) or link.group(1)).strip(), "".join(parts))
+    return _SPACES.sub(" ", _TAG.sub("", text)).strip()

@@ -122,3 +122,22 @@ def test_a_bold_line_of_its_own_heads_what_follows_as_a_heading_would():
                                               ("index.md", "index")])
 def test_a_page_without_a_title_is_named_by_its_file_or_its_folder(path, title):
     assert page_title(path, "Some text.\n") == title
+
+
+def test_a_site_generators_markup_is_not_prose():
+    # Hugo's TOML front matter, an MDX page's imports, a Docusaurus admonition, a wiki link.
+    page = textwrap.dedent("""\
+        +++
+        title = "Parental leave"
+        +++
+        import Callout from '@site/src/components/Callout';
+
+        :::note
+        Leave is paid in full.
+        :::
+
+        See [[time-off|Time off]] and [[Holidays]].
+    """)
+    units = markdown_units(page)
+    assert [u.text for u in units] == ["Leave is paid in full.", "See Time off and Holidays."]
+    assert units[0].trail == ("Parental leave",) and page_title("p.md", page) == "Parental leave"
