@@ -220,6 +220,20 @@ def test_a_checkpoint_is_the_branchs_first_parent_line_and_a_page_dates_from_its
     assert later["wiki/finance/travel.md"].updated_at == dt.datetime(2022, 8, 10, 9)  # when it reached the branch
 
 
+def test_a_page_whose_name_is_not_ascii_is_read_and_followed_through_a_rename(tmp_path):
+    # git prints such a path quoted and escaped ("wiki/teams/caf\303\251.md") unless asked for it as it is (-z);
+    # read quoted, the page did not match its glob and vanished without a word. Non-English handbooks name files so.
+    wiki = make_wiki(tmp_path)
+    repo = wiki / "repo"
+    _commit(repo, "2022-03-01T10:00:00Z", {"wiki/teams/café.md": "# Café\nThe Falcon team owns the café."}, "café")
+    _commit(repo, "2022-04-01T10:00:00Z", {}, "move it", moves={"wiki/teams/café.md": "wiki/teams/Kantine für alle.md"})
+    world = load_world(wiki / "world.yaml")
+    step = next(i for i, c in enumerate(world.checkpoints) if c.day > dt.date(2022, 4, 1))
+    pages = {p.id: p for p in world.pages_at("Fresh", step)}
+    assert "The Falcon team owns the café." in pages["wiki/teams/Kantine für alle.md"].body
+    assert world.renames_at("Fresh", step)["wiki/teams/café.md"] == "wiki/teams/Kantine für alle.md"
+
+
 # ----- 5: snapshots as git would read them -----
 
 def test_a_snapshot_page_that_moved_is_the_same_page_and_keeps_its_own_time(tmp_path):

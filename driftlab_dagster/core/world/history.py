@@ -181,20 +181,27 @@ def _history(repo: Path, paths: list[str]) -> list[tuple[str, dt.datetime, list[
     changes against its first parent (renames detected). A branch's history is its first-parent line: a
     pull request's own commits reach the branch when it is merged, at the merge's time, never before."""
     specs = [f":(glob){p}" for p in paths]
-    raw = _git(repo, "log", "--reverse", "--first-parent", "--diff-merges=first-parent", "-M", "--name-status",
-               "--format=%x00%H%x09%cI", "--", *specs).decode("utf-8", errors="replace")
+    # -z: paths exactly as they are, never quoted ("wiki/caf\303\251.md" is how git would print "wiki/café.md").
+    raw = _git(repo, "log", "--reverse", "--first-parent", "--diff-merges=first-parent", "-M", "--name-status", "-z",
+               "--format=%x01%H%x09%cI", "--", *specs).decode("utf-8", errors="replace")
     history = []
-    for block in raw.split("\x00")[1:]:
-        lines = [line for line in block.splitlines() if line.strip()]
-        sha, stamp = lines[0].split("\t")
-        changes = []
-        for line in lines[1:]:
-            parts = line.split("\t")
-            status = parts[0][0]
-            if status == "R" and len(parts) == 3:
-                changes.append(_Change("R", parts[2], parts[1]))
-            elif status in "AMDT" and len(parts) >= 2:
-                changes.append(_Change("M" if status == "T" else status, parts[-1]))
+    for block in raw.split("\x01")[1:]:
+        header, _, rest = block.partition("\x00")
+        sha, stamp = header.strip().split("\t")
+        fields = rest.lstrip("\n").split("\x00")
+        changes, i = [], 0
+        while i < len(fields) and fields[i]:
+            status = fields[i].strip()[:1]
+            if status in "RC" and i + 2 < len(fields):  # a rename (or a copy): its score, the old path, the new
+                if status == "R":
+                    changes.append(_Change("R", fields[i + 2], fields[i + 1]))
+                else:
+                    changes.append(_Change("A", fields[i + 2]))
+                i += 3
+                continue
+            if status in "AMDT" and i + 1 < len(fields):
+                changes.append(_Change("M" if status == "T" else status, fields[i + 1]))
+            i += 2
         history.append((sha, _utc(stamp), changes))
     return history
 
