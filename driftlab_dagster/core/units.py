@@ -44,7 +44,7 @@ from .line_labels import line_label
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
 READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
-                   "-index-titles-toml-mdx-wiki-links")
+                   "-index-titles-toml-mdx-wiki-links-enumerators")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 # YAML front matter between "---" lines (Jekyll, most generators), or TOML between "+++" lines (Hugo).
@@ -64,6 +64,9 @@ _QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[
 # ("A: One of the best ways..."): the question heads its answer as a heading would.
 _QUESTION = re.compile(r"^(?:Q|Question)\s*[:.]\s+(\S.*)$", re.IGNORECASE)
 _ANSWER = re.compile(r"^(?:A|Answer)\s*[:.]\s+(?=\S)", re.IGNORECASE)
+_ANSWER_ALONE = re.compile(r"(?:A|Answer)\s*[:.]?", re.IGNORECASE)
+# What a paragraph may open with to number itself ("a. Evaluation stage", "(ii) Approval"): part of its sentence.
+_ENUMERATOR = re.compile(r"[(\[]?(?:[A-Za-z]|\d{1,3}|[ivxIVX]{1,4})[.)]")
 # The word before a full stop that ends no sentence: a dotted abbreviation ("e.g.", "i.e.", "U.S.", "p.m."), an
 # initial ("John J. Smith", "Q."), a title ("Dr.", "Ms."). A sentence left joined to the next costs a reader
 # little; one cut inside a name loses the name.
@@ -236,6 +239,8 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
                 answer_due = False
                 i += 3
                 continue
+            elif content and answer_due and _ANSWER_ALONE.fullmatch(content):
+                pass  # "A:" on a line of its own, the answer in the list below it: a marker, no statement
             elif content:
                 if answer_due:  # the question above is this paragraph's heading; "A:" only marks it
                     content = _ANSWER.sub("", content, count=1)
@@ -340,6 +345,8 @@ def _sentences(paragraph: str) -> list[str]:
     sentences, start = [], 0
     for end in _SENTENCE_END.finditer(paragraph):
         word = _LAST_WORD.search(paragraph, start, end.start())
+        if _ENUMERATOR.fullmatch(paragraph[start:end.start()].strip()):
+            continue
         if word and (_ABBREVIATION.fullmatch(word.group()) or (
                 _NUMBER_ABBREVIATION.fullmatch(word.group()) and paragraph[end.end():end.end() + 1].isdigit())):
             continue

@@ -141,3 +141,24 @@ def test_a_site_generators_markup_is_not_prose():
     units = markdown_units(page)
     assert [u.text for u in units] == ["Leave is paid in full.", "See Time off and Holidays."]
     assert units[0].trail == ("Parental leave",) and page_title("p.md", page) == "Parental leave"
+
+
+def test_a_paragraph_numbered_by_a_letter_keeps_its_number_and_a_lone_answer_marker_is_no_statement():
+    page = textwrap.dedent("""\
+        # Procurement
+
+        a. Evaluation stage
+
+        (ii) Approval by Finance. Then sign.
+
+        **Q: Who is part of the approval chain?**
+
+        A:
+
+        - For compensation changes: Finance
+    """)
+    assert [(u.text, u.trail[-1]) for u in markdown_units(page)] == [
+        ("a. Evaluation stage", "Procurement"), ("(ii) Approval by Finance.", "Procurement"),
+        ("Then sign.", "Procurement"),
+        ("For compensation changes: Finance", "Who is part of the approval chain?"),
+    ]
