@@ -24,7 +24,8 @@ Every unit carries its heading `trail`: the page title (front matter `title:`, e
 and the headings above it, outermost first. Markup is dropped (emphasis, links keep their text, a mailto
 link its address); front matter and code blocks are not prose and yield no unit; a static-site template
 tag (`{% ... %}`, `{{ ... }}`) reads as its quoted arguments, which a shortcode renders
-(`{% slack_channel "tts-travel" %}`), else as nothing. Nothing here is about one handbook: these are the
+(`{% slack_channel "tts-travel" %}`), but never a keyword's that sets how it renders (`style="info"`) nor a
+file, URL or path, else as nothing. Nothing here is about one handbook: these are the
 shapes markdown gives.
 """
 
@@ -44,7 +45,7 @@ from .line_labels import line_label
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
 READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
-                   "-index-titles-toml-mdx-wiki-links-enumerators")
+                   "-index-titles-toml-mdx-wiki-links-enumerators-tag-arguments-markdown-in-html")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 # YAML front matter between "---" lines (Jekyll, most generators), or TOML between "+++" lines (Hugo).
@@ -57,7 +58,15 @@ _SITE_MARKUP_LINE = re.compile(r"^(?:(?:import|export)\s.*\bfrom\s+['\"].*|:::[\
 # A wiki link, as Obsidian and wiki engines write one: "[[Parental leave]]", "[[leave|Parental leave]]".
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.DOTALL)
-_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+# A template tag's quoted arguments, each with its keyword if it has one: `"tts-travel"`, `style="info"`.
+_TAG_ARGUMENT = re.compile(r"(?:(\w+)\s*[=:]\s*)?(?:\"([^\"]*)\"|'([^']*)')")  # Liquid writes `level:"info"`
+# Keywords whose value a rendered tag shows as text (`caption="Our team"`); any other keyword's value is how the
+# tag renders (`style="info"`, `url=...`, `class=...`), never words on the page.
+_SHOWN_KEYWORDS = frozenset({"text", "title", "heading", "caption", "label", "content", "alt", "name", "summary"})
+# A tag that is a link's destination ("[Travel 101]({% page "/travel-101/" %})"): never shown, the link's text is.
+_TAG_AS_LINK_TARGET = re.compile(r"\]\(\s*(?:\{%.*?%\}|\{\{.*?\}\})\s*\)", re.DOTALL)
+# An argument that names a file, a URL or a site path: what the tag renders, not its words.
+_NOT_WORDS = re.compile(r"[^\s/]+\.(?:html?|md|markdown|png|jpe?g|gif|svg|pdf|ya?ml)|[a-z]+://\S*|/\S*")
 _TAG = re.compile(r"<[^>]+>")
 _QA = re.compile(r"^(?:\*\*)?(?:Q|Question)[:.]\s*(.+?)\s+(?:\*\*)?(?:A|Answer)[:.]\s*(.+)$", re.IGNORECASE)
 # A FAQ's question written as a paragraph of its own ("**Q. What if I am not sure?**"), its answer in the next
@@ -186,7 +195,10 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     section_lead = ""  # a bold line of its own above ("**Budget**"), since the last heading
 
     def add_html(statements: list[tuple[str, bool]]) -> None:
-        for text, is_row in statements:
+        for raw, is_row in statements:
+            # Markdown written inside HTML ("<div>See the [guide](/guide).</div>") is what a site that renders
+            # it (kramdown's markdown="1") shows: the link's text.
+            text = _inline_text(_parser().parseInline(raw)[0]) if "[" in raw or "*" in raw or "`" in raw else raw
             units.extend([Unit(text, trail())] if is_row else [Unit(s, trail()) for s in _sentences(text)])
 
     def trail() -> tuple[str, ...]:
@@ -280,13 +292,16 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
 def _prose_source(text: str) -> str:
     """A page's markdown with a site generator's markup read as a reader sees it: template tags as their quoted
     arguments, MDX imports and admonition fences gone."""
-    return _SITE_MARKUP_LINE.sub("", _TEMPLATE_TAG.sub(_tag_text, text))
+    return _SITE_MARKUP_LINE.sub("", _TEMPLATE_TAG.sub(_tag_text, _TAG_AS_LINK_TARGET.sub("](#)", text)))
 
 
 def _tag_text(tag: re.Match[str]) -> str:
     """A static-site template tag as a reader sees it: its quoted arguments (a shortcode such as
-    `{% slack_channel "tts-travel" %}` renders its argument), else nothing."""
-    return " ".join(a or b for a, b in _QUOTED.findall(tag.group(0))) or " "
+    `{% slack_channel "tts-travel" %}` renders its argument) but for a keyword's that sets how it renders
+    (`{% hint style="info" %}`) and a file, URL or site path (`{% include 'note.html' %}`); else nothing."""
+    shown = [a or b for key, a, b in _TAG_ARGUMENT.findall(tag.group(0))
+             if (not key or key.casefold() in _SHOWN_KEYWORDS) and not _NOT_WORDS.fullmatch(a or b)]
+    return " ".join(shown) or " "
 
 
 def _bold_only(token: Token) -> bool:

@@ -162,3 +162,24 @@ def test_a_paragraph_numbered_by_a_letter_keeps_its_number_and_a_lone_answer_mar
         ("Then sign.", "Procurement"),
         ("For compensation changes: Finance", "Who is part of the approval chain?"),
     ]
+
+
+def test_a_template_tag_shows_its_words_never_how_it_renders():
+    # GitBook's hint, Liquid's include with keyword arguments, an embed, a tag as a link's destination.
+    page = textwrap.dedent("""\
+        # Leave
+
+        {% hint style="info" %}
+        Leave is paid in full.
+        {% endhint %}
+
+        {% include "alert.html" level:"info" heading:"Updated travel guidance" content:travel %}
+
+        {% embed url="https://community.example.org" caption="Our community" %}
+
+        Find us in {% slack_channel "tts-travel" %} or read [Travel 101]({% page "/travel-101/" %}).
+
+        <div>See the [guide](/guide) and **ask**.</div>
+    """)
+    assert _texts(page) == ["Leave is paid in full.", "Updated travel guidance", "Our community",
+                            "Find us in tts-travel or read Travel 101.", "See the guide and ask."]
