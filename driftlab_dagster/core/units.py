@@ -41,11 +41,12 @@ from markdown_it.token import Token
 
 from .html_blocks import HtmlReader, row_statement
 from .line_labels import line_label
+from .values import VALUE_KINDS, whole
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
 READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
-                   "-index-titles-toml-mdx-wiki-links-enumerators-tag-arguments-markdown-in-html")
+                   "-index-titles-toml-mdx-wiki-links-enumerators-tag-arguments-markdown-in-html-bold-measures")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 # YAML front matter between "---" lines (Jekyll, most generators), or TOML between "+++" lines (Hugo).
@@ -83,6 +84,9 @@ _ABBREVIATION = re.compile(r"[(\[\"“']*(?:(?:[A-Za-z]\.){2,}|[A-Z]\.|(?:Dr|Mr|
 _NUMBER_ABBREVIATION = re.compile(r"[(\[]*(?:No|Nos|no)\.")  # "No. 5"; "No. Only you can" ends an answer
 _LAST_WORD = re.compile(r"\S+$")
 _FAQ_LEVEL = 7  # below every markdown heading: the next heading of any level ends the question's section
+# What a heading never writes and a statement does: an amount, a share, a length of time, an address.
+_A_MEASURE = re.compile(rf"[$€£]\s?\d|\d\s?%|\bpercent\b|{whole(VALUE_KINDS['duration'])}|{VALUE_KINDS['email']}",
+                        re.IGNORECASE)
 _MAX_BOLD_HEADING_WORDS = 8  # "**Step 2: Ensure the People Team is notified**"; a longer bold line is a statement
 _SPACES = re.compile(r"\s+")
 # A heading's anchor or attributes ("## Leave {#leave}", kramdown's "{: .class}"): markup a reader never sees.
@@ -313,9 +317,10 @@ def _bold_only(token: Token) -> bool:
 
 def _bold_line(token: Token, content: str) -> bool:
     """A short bold line that ends no sentence ("**Budget**"): a heading in all but markup. One that ends with a
-    colon ("**Otherwise:**", "**US teammates:**") leads what comes right after it, as any such line does."""
+    colon ("**Otherwise:**", "**US teammates:**") leads what comes right after it, as any such line does; one
+    that writes a measure or an address ("**Average time to process a detail: 2.5-3 months**") states it."""
     return (len(content.split()) <= _MAX_BOLD_HEADING_WORDS and not content.endswith((".", "!", ":"))
-            and _bold_only(token))
+            and not _A_MEASURE.search(content) and _bold_only(token))
 
 
 def _faq_question(token: Token, content: str) -> str:

@@ -94,6 +94,8 @@ def test_a_bold_line_of_its_own_heads_what_follows_as_a_heading_would():
 
         Gifts come from the team budget. Use its credits.
 
+        **Average time to send a gift: 3-5 days**
+
         **US teammates:**
 
         - Ask Ana Bell.
@@ -109,6 +111,7 @@ def test_a_bold_line_of_its_own_heads_what_follows_as_a_heading_would():
     assert [(u.text, u.trail[-1], u.lead) for u in markdown_units(page)] == [
         ("Gifts come from the team budget.", "Gifts", "Budget"),
         ("Use its credits.", "Gifts", "Budget"),
+        ("Average time to send a gift: 3-5 days", "Gifts", "Budget"),  # a bold line writing a measure states it
         ("US teammates:", "Gifts", "Budget"),  # a line ending in a colon leads what comes right after it
         ("Ask Ana Bell.", "Gifts", "US teammates:"),
         ("Use the gifting tool.", "How do I send a gift?", ""),  # a bold question is a FAQ's question
