@@ -101,7 +101,9 @@ class Unit:
 
     text: str  # the statement as the page writes it: hard wraps joined, markup dropped
     trail: tuple[str, ...] = ()  # the page title and the headings above the statement, outermost first
-    lead: str = ""  # the lead-in of the list the statement is an item of ("Your options:"), or ""
+    # What leads into the statement below its headings: its list's lead-in ("Your options:"), a bold line of its
+    # own above it ("Budget"), or the bold label its paragraph opens with ("Co-working space:"); or "".
+    lead: str = ""
 
     @property
     def context(self) -> str:
