@@ -82,7 +82,7 @@ _ENUMERATOR = re.compile(r"[(\[]?(?:[A-Za-z]|\d{1,3}|[ivxIVX]{1,4})[.)]")
 # little; one cut inside a name loses the name.
 _ABBREVIATION = re.compile(r"[(\[\"“']*(?:(?:[A-Za-z]\.){2,}|[A-Z]\.|(?:Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr|St|vs|cf|approx)\.)")
 _NUMBER_ABBREVIATION = re.compile(r"[(\[]*(?:No|Nos|no)\.")  # "No. 5"; "No. Only you can" ends an answer
-_LAST_WORD = re.compile(r"\S+$")
+_LONGEST_ABBREVIATION = 12  # characters: "(U.S.C.", "approx.", "(iii)"
 _FAQ_LEVEL = 7  # below every markdown heading: the next heading of any level ends the question's section
 # What a heading never writes and a statement does: an amount, a share, a length of time, an address.
 _A_MEASURE = re.compile(rf"[$€£]\s?\d|\d\s?%|\bpercent\b|{whole(VALUE_KINDS['duration'])}|{VALUE_KINDS['email']}",
@@ -366,11 +366,16 @@ def _sentences(paragraph: str) -> list[str]:
         return [f"{qa.group(1).strip('* ')} {qa.group(2).strip('* ')}"]
     sentences, start = [], 0
     for end in _SENTENCE_END.finditer(paragraph):
-        word = _LAST_WORD.search(paragraph, start, end.start())
-        if _ENUMERATOR.fullmatch(paragraph[start:end.start()].strip()):
+        # The word before the full stop, looked for in a short window: abbreviations and numbers are short, and a
+        # search back to the sentence's start would read a long run of them ("A. B. C. ...") again and again.
+        since = max(start, end.start() - _LONGEST_ABBREVIATION)
+        window = paragraph[since:end.start()].split()
+        cut = since > start and not paragraph[since - 1].isspace() and len(window) == 1  # a longer word's tail
+        word = window[-1] if window and not cut else ""
+        if end.start() - start <= _LONGEST_ABBREVIATION and _ENUMERATOR.fullmatch(paragraph[start:end.start()].strip()):
             continue
-        if word and (_ABBREVIATION.fullmatch(word.group()) or (
-                _NUMBER_ABBREVIATION.fullmatch(word.group()) and paragraph[end.end():end.end() + 1].isdigit())):
+        if word and (_ABBREVIATION.fullmatch(word) or (
+                _NUMBER_ABBREVIATION.fullmatch(word) and paragraph[end.end():end.end() + 1].isdigit())):
             continue
         sentences.append(paragraph[start:end.start()])
         start = end.end()
