@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 import textwrap
@@ -142,6 +143,9 @@ def test_check_world_validates_a_git_sourced_world_one_line_per_problem(tmp_path
     done = _driftlab("check-world", str(built.world))
     assert done.returncode == 0, done.stderr
     assert "world thistlecombe_handbook" in done.stdout and "35 questions" in done.stdout
+    # What reading it with a model costs, counted before a run: a number of calls at the first checkpoint.
+    [calls] = [line for line in done.stdout.splitlines() if line.startswith("model calls:")]
+    assert re.search(r"asks [1-9][\d,]* extraction calls at the first checkpoint and [\d,]+ more", calls), calls
 
     questions = built.questions.read_text(encoding="utf-8")
     broken = questions.replace("    2021-03-08: '149'\n", "    2022-02-01: '149'\n", 1)  # S01: no first answer

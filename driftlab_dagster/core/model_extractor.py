@@ -11,7 +11,7 @@ the repeat. A reply that is not usable is a recorded issue on the page, never a 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,12 +71,10 @@ class ModelExtractor:
         return other
 
     def _readable_units(self, page: StoredPage) -> list[Unit]:
-        # No fact sentence is this long (the ontology never matches one either).
-        return [u for u in self.units(page.body, page.title) if len(u.text) <= MAX_SENTENCE_CHARS]
+        return readable_units(self.units, page.body, page.title)
 
     def _relations_of(self, unit: Unit) -> list[Predicate]:
-        # A relation is asked when its cue is in the statement's own section (not a chapter heading above it).
-        return relations_to_ask(unit.text, self.ontology.predicates, unit.own_section)
+        return relations_of(self.ontology, unit)
 
     def read_ahead(self, pages: list[StoredPage]) -> None:
         """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model
@@ -175,3 +173,22 @@ class ModelExtractor:
             elif states and obj and (subject or p.fixed_subject):
                 found.append(Triple(subject or p.fixed_subject or "", p.name, obj))
         return found
+
+
+def readable_units(units: Callable[[str, str], list[Unit]], body: str, title: str) -> list[Unit]:
+    """The units of a page the extractor reads. No fact sentence is longer (the ontology never matches one)."""
+    return [u for u in units(body, title) if len(u.text) <= MAX_SENTENCE_CHARS]
+
+
+def relations_of(ontology: Ontology, unit: Unit) -> list[Predicate]:
+    """The relations a unit is asked about: those with a cue in the statement's own section (not a chapter
+    heading above it) and a value of their kind in the statement (grounding.relations_to_ask)."""
+    return relations_to_ask(unit.text, ontology.predicates, unit.own_section)
+
+
+def extraction_calls(ontology: Ontology, units: Callable[[str, str], list[Unit]],
+                     pages: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The distinct calls (relation, what the model is shown) the extractor makes reading these pages (body,
+    title): what a run with an empty call cache pays for them, counted before any model is asked."""
+    return {(p.name, u.render()) for body, title in pages for u in readable_units(units, body, title)
+            for p in relations_of(ontology, u)}

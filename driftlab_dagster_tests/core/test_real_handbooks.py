@@ -16,10 +16,11 @@ import pytest
 
 from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.grounding import enumeration, ground, relations_to_ask
-from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.model_extractor import ModelExtractor, extraction_calls
 from driftlab_dagster.core.ontology import Ontology, Predicate, Triple
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.scoring import matches
+from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.units import Unit, markdown_units
 from driftlab_dagster.core.values import VALUE_KINDS, normalise
 from driftlab_dagster.core.world import WorldFileError
@@ -279,6 +280,18 @@ def test_the_model_extractor_keeps_every_channel_of_a_list_it_was_given_one_of()
     client = CachedClient(ReplayClient(lambda s, u: '{"states": true, "subject": "Engineering", "object": "#dev"}'))
     got = ModelExtractor(ontology, client).extract_unit(unit)
     assert got == [Triple("Engineering", "slack_channel", o) for o in ("dev", "g-frontend", "wg-opensource")]
+
+
+def test_the_calls_counted_before_a_run_are_the_calls_the_extractor_makes(tmp_path):
+    # check-world tells a user what reading their handbook with a model costs before they start a run.
+    world = load_world(make_wiki(tmp_path) / "world.yaml")
+    pages = [StoredPage(p.id, p.title, p.body, 1, p.updated_at) for p in world.snapshots[0].pages.values()]
+    counted = extraction_calls(world.ontology, world.text_units, ((p.body, p.title) for p in pages))
+    replay = ReplayClient(lambda system, user: '{"states": false}')
+    extractor = ModelExtractor(world.ontology, CachedClient(replay), world_text=world.text, units=world.text_units)
+    for page in pages:
+        extractor.extract(page)
+    assert counted and len(counted) == len(set(replay.calls))
 
 
 def test_a_garbled_value_is_read_as_the_only_value_of_its_kind_the_statement_writes():
