@@ -20,7 +20,8 @@ pattern is built of single repetitions of a character class per part, so none ca
 3. thousands separators dropped inside numbers ("1,000" -> "1000"), an amount's magnitude written out
    ("$10k" -> "10000", "$2.5 million" -> "2500000") and its zero cents dropped ("$75.00" -> "75"); a
    range's dash between two numbers written without spaces ("$300 - $500" -> "300-500");
-4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25");
+4. number words from zero to ninety-nine written as digits ("six" -> "6", "twenty-five" -> "25"), and a
+   number written both ways once ("twelve (12) weeks" -> "12 week");
 5. the hyphens between a number, up to two words and a unit word made spaces ("30-day" -> "30 day",
    "7-calendar-day" -> "7 calendar day"), and the time units made singular ("days" -> "day", "hours" ->
    "hour", "workweeks" -> "workweek");
@@ -78,7 +79,7 @@ VALUE_KINDS: dict[str, str] = {
     "number": r"\d[\d,.]*",
     "money": rf"{_AMOUNT}(?: ?(?:to|-|–) ?{_AMOUNT})?",
     "duration": rf"(?:between )?(?:\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*| (?:and|or) \d[\d,.]*)?"
-                rf"|(?:{_NUMBER_WORD}) (?:to|and|or) (?:{_NUMBER_WORD})|{_NUMBER_WORD}|an?)"
+                rf"|(?:{_NUMBER_WORD}) (?:to|and|or) (?:{_NUMBER_WORD})|(?:{_NUMBER_WORD})(?: \(\d+\))?|an?)"
                 rf"[ -](?:{UNIT_QUALIFIERS}){_UNIT}",
     "percentage": r"\d[\d.]*(?: ?%| percent)?",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
@@ -96,6 +97,7 @@ _WORD_RE = re.compile(rf"\b({_NUMBER_WORD})\b")
 _COMPOUND = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](one|two|three|four|five|six|"
                        r"seven|eight|nine)\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_WORD_AND_DIGITS = re.compile(r"\b(\d+) \(\1\)")  # "twelve (12)", once its word is a digit: one number
 _SPACED_RANGE = re.compile(r"(?<=\d) - (?=\d)")
 _SIGNED_MAGNITUDE = re.compile(r"([$€£])(\d[\d,]*(?:\.\d+)?) ?(k|m|b|bn|thousand|million|billion)\b")
 _POWERS = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
@@ -118,6 +120,7 @@ def normalise(text: str) -> str:
     out = _SPACED_RANGE.sub("-", out)
     out = _COMPOUND.sub(lambda m: str(int(_WORDS[m.group(1)]) + int(_WORDS[m.group(2)])), out)
     out = _WORD_RE.sub(lambda m: _WORDS[m.group(1)], out)
+    out = _WORD_AND_DIGITS.sub(r"\1", out)
     out = _HYPHEN_UNIT.sub(lambda m: " " + m.group(1).replace("-", " "), out)
     out = _PLURAL_UNIT.sub(r"\1", out)
     out = _CLOCK.sub(r"\1\2m", out)

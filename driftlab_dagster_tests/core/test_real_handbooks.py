@@ -148,6 +148,8 @@ def test_a_wide_tables_group_row_labels_the_rows_below_it():
     ("when", "9AM PST"), ("when", "September 25th"),
     # Seen in Basecamp's handbook: words between a number and its unit, hyphened.
     ("duration", "7-calendar-day"),
+    # Seen in Sourcegraph's: a number written in words and in digits, as policies write one.
+    ("duration", "twelve (12) weeks"),
 ])
 def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     sentence = f"The value is {written} as of today."
@@ -161,7 +163,7 @@ def test_values_in_the_shapes_real_text_writes_are_kept_whole(kind, written):
     ("15 percent", "15%"), ("Twenty-five days", "25 days"), ("$10k", "$10,000"), ("$2.5 million", "$2,500,000"),
     ("$75.00", "$75"), ("£1.5bn", "1500000000"), ("12 administrative workweeks", "12 administrative workweek"),
     ("a 7-calendar-day waiting period", "7 calendar days"), ("$300 - $500 a month", "$300–500"),
-    ("5 - 7 business days", "5-7 business days"),
+    ("5 - 7 business days", "5-7 business days"), ("twelve (12) weeks", "12 weeks"),
 ])
 def test_the_scorer_reads_a_value_in_any_of_its_spellings(answer, expected):
     assert matches(answer, expected)
