@@ -369,12 +369,12 @@ def _slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, col
 
 def stored_store(conn: duckdb.DuckDBPyConnection, where: Slice) -> Store:
     """One partition's pages, graph and extraction log, as the study's store."""
-    return Store.from_rows(*stored_layer_rows(conn, where).store)
+    return Store.from_rows(*_store_rows(conn, where))
 
 
 def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: Slice, store: Store) -> GovernedStore:
     """One partition's governed graph; `store` is the same partition's (its extraction log is shared)."""
-    return StoredLayerRows((), stored_layer_rows(conn, where, store=False).governed).governed_store(world, store)
+    return _governed_store(world, _governed_rows(conn, where), store)
 
 
 @dataclass(frozen=True)
@@ -385,27 +385,34 @@ class StoredLayerRows:
     store: tuple[list[tuple], ...]  # Store.from_rows's arguments
     governed: tuple[list[tuple], list[tuple]]  # GovernedStore.from_rows's facts and names
 
-    def governed_store(self, world: World, store: Store) -> GovernedStore:
-        read = {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()}  # the log is shared
-        return GovernedStore.from_rows(world, self.governed[0], self.governed[1], read)
-
     def layer(self, world: World) -> KnowledgeLayer:
         store = Store.from_rows(*self.store)
-        return KnowledgeLayer(store, self.governed_store(world, store))
+        return KnowledgeLayer(store, _governed_store(world, self.governed, store))
 
 
-def stored_layer_rows(conn: duckdb.DuckDBPyConnection, where: Slice, store: bool = True) -> StoredLayerRows:
+def stored_layer_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> StoredLayerRows:
+    return StoredLayerRows(_store_rows(conn, where), _governed_rows(conn, where))
+
+
+def _store_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], ...]:
+    return (_slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages"),
+            _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
+            _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
+            _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
+            _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph"))
+
+
+def _governed_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], list[tuple]]:
     def columns(cls: type[DataclassInstance]) -> str:
         return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
-    return StoredLayerRows(
-        (_slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages"),
-         _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
-         _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
-         _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
-         _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph")) if store else (),
-        (_slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
-         _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name")))
+    return (_slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
+            _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name"))
+
+
+def _governed_store(world: World, rows: tuple[list[tuple], list[tuple]], store: Store) -> GovernedStore:
+    read = {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()}  # the log is shared
+    return GovernedStore.from_rows(world, rows[0], rows[1], read)
 
 
 def stored_layer(conn: duckdb.DuckDBPyConnection, world: World, where: Slice) -> KnowledgeLayer:
