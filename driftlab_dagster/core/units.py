@@ -310,9 +310,14 @@ def _tag_text(tag: re.Match[str]) -> str:
     return " ".join(shown) or " "
 
 
+def _inline_parts(token: Token) -> list[Token]:
+    """A paragraph's inline tokens but the blank text between them (a space between two bold spans)."""
+    return [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+
+
 def _bold_only(token: Token) -> bool:
     """Whether a paragraph is one bold span and nothing else ("**Budget**")."""
-    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    children = _inline_parts(token)
     return (len(children) >= 3 and children[0].type == "strong_open" and children[-1].type == "strong_close"
             and sum(c.type == "strong_open" for c in children) == 1)
 
@@ -340,7 +345,7 @@ def _bold_label(token: Token, content: str) -> str:
     """The label a paragraph opens with in bold ("**Pay period:** ...", "**Pay period**: ..."), with its colon,
     when it names what the paragraph is about (line_labels: never "Note:", a role or a field) and is the
     paragraph's only bold label (lines of "**Type:** ... **Purpose:** ..." each say their own); else ""."""
-    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    children = _inline_parts(token)
     labels: list[str] = []  # the paragraph's bold spans that end with a colon or are followed by one
     for k, child in enumerate(children):
         if child.type != "strong_open":
