@@ -6,9 +6,8 @@ markdown parser hands such HTML over untouched, one block at a time, and a table
 markdown paragraphs between its blocks (a `<td>`, a blank line, a paragraph, a blank line, a `</td>`).
 `HtmlReader` reads one page's blocks in order, keeping its place across them, and gives back statements:
 
-- one per table row, as "column: cell" pairs when the table has a header row (a row of `<th>` cells, or of
-  cells written wholly in bold), else its cells joined by "; " (`row_statement`, shared with markdown
-  tables);
+- one `TableRow` per table row, its cells and the table's header row (a row of `<th>` cells, or of cells
+  written wholly in bold), read as markdown tables' rows are (`row_statement`);
 - one per stretch of text between block tags (a paragraph, a list item, a `<div>`, a `<br>`), outside
   tables;
 - nothing for comments, scripts and styles, which a reader never sees.
@@ -17,6 +16,8 @@ markdown paragraphs between its blocks (a `<td>`, a blank line, a paragraph, a b
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from html.parser import HTMLParser
 
 _SPACES = re.compile(r"\s+")
@@ -28,10 +29,22 @@ _HIDDEN = frozenset({"script", "style", "template"})
 _BOLD = frozenset({"b", "strong"})
 
 
-def row_statement(header: list[str], row: list[str]) -> str:
+def row_statement(header: Sequence[str], row: Sequence[str]) -> str:
     """A table row as one statement: "Kind: Sick leave; Days: 10" under a header, else its cells joined."""
-    header = header if len(header) >= len(row) else header + [""] * (len(row) - len(header))
-    return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, row) if c)
+    return "; ".join(f"{h}: {c}" if h else c for h, c in zip(padded(header, len(row)), row) if c)
+
+
+def padded(header: Sequence[str], columns: int) -> list[str]:
+    """A header row with a "" for each column it does not name."""
+    return list(header) + [""] * (columns - len(header))
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One row of an HTML table: its cells, and the header row's ("" where a column has no name)."""
+
+    header: tuple[str, ...]
+    cells: tuple[str, ...]
 
 
 class _Cell:
@@ -55,7 +68,7 @@ class HtmlReader(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self._done: list[tuple[str, bool]] = []  # (statement, whether it is a table row)
+        self._done: list[str | TableRow] = []  # a stretch of text, or a table's row
         self._loose: list[str] = []  # the text outside tables since the last break
         self._hidden = 0
         self._bold = 0
@@ -66,7 +79,7 @@ class HtmlReader(HTMLParser):
         self._cell: _Cell | None = None
 
     # ----- what units.py asks -----
-    def read(self, html: str) -> list[tuple[str, bool]]:
+    def read(self, html: str) -> list[str | TableRow]:
         """Feed one HTML block; the statements it completed, each with whether it is a table row (a row is one
         statement; other text is sentences still). Text outside tables ends with its block."""
         self.feed(html)
@@ -83,7 +96,7 @@ class HtmlReader(HTMLParser):
         if self._cell is not None:
             self._cell.parts.append(f" {text} ")
 
-    def finish(self) -> list[tuple[str, bool]]:
+    def finish(self) -> list[str | TableRow]:
         """The page ended: whatever is still open (a table without its `</table>`) as statements."""
         self.close()
         if self._tables:
@@ -171,19 +184,19 @@ class HtmlReader(HTMLParser):
             self._header = cells  # the first row heads the columns; it states nothing until a row follows
             return
         self._rows += 1
-        self._done.append((row_statement(self._header or [], cells), True))
+        self._done.append(TableRow(tuple(self._header or ()), tuple(cells)))
 
     def _end_table(self) -> None:
         if self._header and not self._rows:  # a table of one bold row: a row after all
-            self._done.append((row_statement([], self._header), True))
+            self._done.append(TableRow((), tuple(self._header)))
         self._header, self._rows = None, 0
 
     def _flush_loose(self) -> None:
         text = _SPACES.sub(" ", "".join(self._loose)).strip()
         self._loose = []
         if text:
-            self._done.append((text, False))
+            self._done.append(text)
 
-    def _take(self) -> list[tuple[str, bool]]:
+    def _take(self) -> list[str | TableRow]:
         done, self._done = self._done, []
         return done

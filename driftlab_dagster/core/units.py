@@ -32,6 +32,7 @@ shapes markdown gives.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -39,14 +40,15 @@ from pathlib import PurePosixPath
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .html_blocks import HtmlReader, row_statement
+from .html_blocks import HtmlReader, TableRow, padded, row_statement
 from .line_labels import line_label
 from .values import VALUE_KINDS, whole
 
 # Part of a corpus world's version: a change in how a page is read (its title, its units) is a new world to
 # Dagster, so the pages and the graph read with the old rule show as stale.
 READING_VERSION = ("html-tables-comments-breaks-plain-titles-abbreviations-faq-paragraphs-bold-label-leads-bold-lines"
-                   "-index-titles-toml-mdx-wiki-links-enumerators-tag-arguments-markdown-in-html-bold-measures")
+                   "-index-titles-toml-mdx-wiki-links-enumerators-tag-arguments-markdown-in-html-bold-measures"
+                   "-paragraph-cells")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 # YAML front matter between "---" lines (Jekyll, most generators), or TOML between "+++" lines (Hugo).
@@ -87,6 +89,11 @@ _FAQ_LEVEL = 7  # below every markdown heading: the next heading of any level en
 # What a heading never writes and a statement does: an amount, a share, a length of time, an address.
 _A_MEASURE = re.compile(rf"[$€£]\s?\d|\d\s?%|\bpercent\b|{whole(VALUE_KINDS['duration'])}|{VALUE_KINDS['email']}",
                         re.IGNORECASE)
+# A table row longer than this writes paragraphs, not values: its long cells are read sentence by sentence. A
+# row of values ("Kind: Sick leave; Days: 10; Notes: ask your supervisor") is far shorter, and read whole.
+_LONG_ROW = 300  # characters
+_LONG_CELL = 150  # characters: in such a row, a cell longer than this is a paragraph; a shorter one a value
+_MAX_ROW_NAME_WORDS = 12  # a row's first cell names the row ("Technical", "Restricted"); a longer one is prose
 _MAX_BOLD_HEADING_WORDS = 8  # "**Step 2: Ensure the People Team is notified**"; a longer bold line is a statement
 _SPACES = re.compile(r"\s+")
 # A heading's anchor or attributes ("## Leave {#leave}", kramdown's "{: .class}"): markup a reader never sees.
@@ -200,12 +207,12 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
     answer_due = False  # the paragraph just before was a FAQ's question on its own
     section_lead = ""  # a bold line of its own above ("**Budget**"), since the last heading
 
-    def add_html(statements: list[tuple[str, bool]]) -> None:
-        for raw, is_row in statements:
-            # Markdown written inside HTML ("<div>See the [guide](/guide).</div>") is what a site that renders
-            # it (kramdown's markdown="1") shows: the link's text.
-            text = _inline_text(_parser().parseInline(raw)[0]) if "[" in raw or "*" in raw or "`" in raw else raw
-            units.extend([Unit(text, trail())] if is_row else [Unit(s, trail()) for s in _sentences(text)])
+    def add_html(statements: list[str | TableRow]) -> None:
+        for statement in statements:
+            if isinstance(statement, TableRow):
+                units.extend(_row_units(statement.header, statement.cells, trail(), "", _shown))
+            else:
+                units.extend(Unit(s, trail()) for s in _sentences(_shown(statement)))
 
     def trail() -> tuple[str, ...]:
         names = [h for _, h in headings]
@@ -289,10 +296,39 @@ def _markdown_units(body: str, title: str) -> tuple[Unit, ...]:
             elif len(row) >= 3 and row[0] and not any(row[1:]):
                 row_group = row[0]  # a group row of a wide table: it states nothing, it names the rows below
             elif any(row):
-                units.append(Unit(row_statement(row_header, row), trail(), row_group))
+                units.extend(_row_units(row_header, row, trail(), row_group))
         i += 1
     add_html(html.finish())
     return tuple(units)
+
+
+def _shown(raw: str) -> str:
+    """Markdown written inside HTML ("<div>See the [guide](/guide).</div>") as a site that renders it (kramdown's
+    markdown="1") shows it: the link's text."""
+    return _inline_text(_parser().parseInline(raw)[0]) if "[" in raw or "*" in raw or "`" in raw else raw
+
+
+def _row_units(header: Sequence[str], row: Sequence[str], trail: tuple[str, ...], group: str,
+               shown: Callable[[str], str] = str) -> list[Unit]:
+    """A table row as units: one statement of its "column: cell" pairs, led by its group row's label. A row
+    that writes paragraphs in its cells (a career framework's "Skill | Level 1 | Level 2", a policy matrix's
+    "Level | Impact | Handling") is longer than any statement: its short cells stay one statement with the
+    row's first cell, and each long cell's sentences are units of their own, led by the row's first pair and
+    the cell's column ("Category: Technical; Designer (L2):"), as a list's items are led by their lead-in.
+    `shown` reads markdown written in an HTML table's cells."""
+    statement = row_statement(header, row)
+    name = row[0] if row else ""
+    if len(statement) <= _LONG_ROW or len(row) < 2 or not name or len(name.split()) > _MAX_ROW_NAME_WORDS:
+        return [Unit(shown(statement), trail, group)]
+    columns = padded(header, len(row))
+    short = [(column, cell) for column, cell in zip(columns, row) if len(cell) <= _LONG_CELL]
+    units = [Unit(shown(row_statement(*zip(*short))), trail, group)] if len(short) > 1 else []
+    first = f"{columns[0]}: {name}" if columns[0] else name
+    for column, cell in zip(columns[1:], row[1:]):
+        if len(cell) > _LONG_CELL:
+            lead = shown("; ".join(part for part in (group, first, f"{column}:" if column else "") if part))
+            units += [Unit(sentence, trail, lead) for sentence in _sentences(shown(cell))]
+    return units
 
 
 def _prose_source(text: str) -> str:

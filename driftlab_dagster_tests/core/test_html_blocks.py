@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import textwrap
 
-from driftlab_dagster.core.html_blocks import HtmlReader, row_statement
+from driftlab_dagster.core.html_blocks import HtmlReader, TableRow, row_statement
 from driftlab_dagster.core.units import markdown_units, page_title
 
 
 def _read(*blocks: str) -> list[tuple[str, bool]]:
+    """(statement, whether it is a table's row), a row as its "column: cell" statement."""
     reader = HtmlReader()
-    statements = [s for block in blocks for s in reader.read(block)]
-    return statements + reader.finish()
+    statements = [s for block in blocks for s in reader.read(block)] + reader.finish()
+    return [(row_statement(s.header, s.cells), True) if isinstance(s, TableRow) else (s, False) for s in statements]
 
 
 def test_a_tables_bold_first_row_heads_its_columns():
@@ -126,3 +127,22 @@ def test_a_title_reads_as_plain_text_and_never_comes_from_a_code_block():
 def test_a_headings_anchor_is_not_part_of_its_name():
     page = "# Leave\n\n## Parking {#parking}\n\nWe pay the pass.\n"
     assert markdown_units(page)[0].trail == ("Leave", "Parking")
+
+
+def test_an_html_tables_row_of_paragraphs_is_read_sentence_by_sentence_under_its_row_and_column():
+    # A policy matrix pasted from a document editor: a level per row, what it means in a paragraph per cell.
+    handling = ("Only the data owner may share it. Store it only in the approved vault. Report any loss to the "
+                "security team within one hour, and say what was lost, when, and who held it last.")
+    impact = ("Loss or damage could seriously impede the company's operations, harm its customers, or breach "
+              "the contracts it has signed with them and with its suppliers, for years to come.")
+    page = ("# Data policy\n\n<table><tr><td><strong>Level</strong></td><td><strong>Impact</strong></td>"
+            "<td><strong>Handling</strong></td><td><strong>Owner</strong></td></tr>"
+            f"<tr><td>Restricted</td><td>{impact}</td><td>{handling}</td><td><em>Security</em></td></tr></table>\n")
+    assert [(u.lead, u.text) for u in markdown_units(page)] == [
+        ("", "Level: Restricted; Owner: Security"),
+        ("Level: Restricted; Impact:", impact),
+        ("Level: Restricted; Handling:", "Only the data owner may share it."),
+        ("Level: Restricted; Handling:", "Store it only in the approved vault."),
+        ("Level: Restricted; Handling:", "Report any loss to the security team within one hour, and say what was "
+                                         "lost, when, and who held it last."),
+    ]

@@ -186,3 +186,42 @@ def test_a_template_tag_shows_its_words_never_how_it_renders():
     """)
     assert _texts(page) == ["Leave is paid in full.", "Updated travel guidance", "Our community",
                             "Find us in tts-travel or read Travel 101.", "See the guide and ask."]
+
+
+# A career framework's table, as Basecamp's, Sourcegraph's and Mattermost's handbooks write them: a row per skill,
+# a column per level, a paragraph in each cell.
+_JUNIOR = ("You write modern HTML and CSS with guidance from a senior designer. You lack direct experience with "
+           "Rails but are comfortable working in its views, and you ask for help when a change reaches further.")
+_SENIOR = ("You write modern HTML, CSS and Javascript without guidance. You review the work of other designers "
+           "and level them up. You pick the right tool for each job and explain why to the rest of the team.")
+
+
+def test_a_tables_row_of_paragraphs_is_read_sentence_by_sentence_under_its_row_and_column():
+    page = textwrap.dedent(f"""\
+        # Titles for designers
+
+        | Category | Designer (L2) | Senior Designer (L3) | Reviewed |
+        |---|---|---|---|
+        | Technical | {_JUNIOR} | {_SENIOR} | yearly |
+        | Travel | 2 trips | 4 trips | yearly |
+    """)
+    units = markdown_units(page)
+    assert [(u.lead, u.text) for u in units] == [
+        ("", "Category: Technical; Reviewed: yearly"),  # the row's values, one statement
+        ("Category: Technical; Designer (L2):", "You write modern HTML and CSS with guidance from a senior designer."),
+        ("Category: Technical; Designer (L2):", "You lack direct experience with Rails but are comfortable working "
+                                                "in its views, and you ask for help when a change reaches further."),
+        ("Category: Technical; Senior Designer (L3):", "You write modern HTML, CSS and Javascript without guidance."),
+        ("Category: Technical; Senior Designer (L3):", "You review the work of other designers and level them up."),
+        ("Category: Technical; Senior Designer (L3):", "You pick the right tool for each job and explain why to the "
+                                                       "rest of the team."),
+        # A row of values is one statement, however many columns it has.
+        ("", "Category: Travel; Designer (L2): 2 trips; Senior Designer (L3): 4 trips; Reviewed: yearly"),
+    ]
+    assert all(u.trail == ("Titles for designers",) for u in units)
+
+
+def test_a_long_row_whose_first_cell_is_no_name_stays_one_statement():
+    # Nothing names the row to lead its cells: cutting it would leave sentences about nothing.
+    page = f"# Notes\n\n| Note | Added |\n|---|---|\n| {_SENIOR} {_JUNIOR} | {_JUNIOR} |\n"
+    assert [u.text for u in markdown_units(page)] == [f"Note: {_SENIOR} {_JUNIOR}; Added: {_JUNIOR}"]
