@@ -18,18 +18,16 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import signal
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from .errors import UserError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
-Key = TypeVar("Key")
 
 # The work a pool's children run: set just before the pool forks them, so each child finds it in the memory
 # it was born with, and only an index (and the result) cross the pipe. Closures and unpicklable inputs are fine.
@@ -58,12 +56,11 @@ class WorkerDied(UserError):
     """A worker process ended without handing its result back (killed, or out of memory)."""
 
 
-def in_order(fn: Callable[[Item], Iterable[Result]], items: Sequence[Item], workers: int,
-             on_started: Callable[[], None] | None = None) -> Iterator[tuple[Item, Iterable[Result]]]:
+def in_order(fn: Callable[[Item], Iterable[Result]], items: Sequence[Item],
+             workers: int) -> Iterator[tuple[Item, Iterable[Result]]]:
     """(item, fn(item)) for each item, in the items' order. With workers > 1 (and more than one item, and
-    fork available) up to `workers` items are computed at once in forked children, each result a list, and
-    `on_started` is called once they all exist, before the first result is awaited; else each fn(item) runs
-    here when its turn comes, and its iterable is handed over as it is (lazy).
+    fork available) up to `workers` items are computed at once in forked children, each result a list; else
+    each fn(item) runs here when its turn comes, and its iterable is handed over as it is (lazy).
     Not reentrant: fn must not call in_order itself."""
     global _WORK
     if not runs_apart(workers, len(items)):
@@ -82,8 +79,6 @@ def in_order(fn: Callable[[Item], Iterable[Result]], items: Sequence[Item], work
                 results = [pool.submit(_run_one, index) for index in range(len(items))]
         except OSError as e:  # fork failed: no memory, or no process slot left
             raise _died(items, workers, f"a worker process could not start ({e.strerror or e})") from None
-        if on_started is not None:
-            on_started()
         for item, result in zip(items, results):
             try:
                 yield item, result.result()
@@ -96,60 +91,6 @@ def in_order(fn: Callable[[Item], Iterable[Result]], items: Sequence[Item], work
                 pool.shutdown(wait=True, cancel_futures=True)  # on an error or an early stop: stop the pool now
         finally:
             _WORK = None
-
-
-def in_groups(fn: Callable[[Item], Iterable[Result]], groups: Sequence[Key], load: Callable[[Key], Sequence[Item]],
-              workers: int) -> Iterator[tuple[Item, Iterable[Result]]]:
-    """`in_order` over each group's items in turn, `load(group)` giving them (reading a group's inputs, which
-    the workers then find in the memory they are forked with). While one group's workers compute, this
-    process would only wait: it loads the next group meanwhile, in a thread started once the group's workers
-    exist and joined before the next group's are forked (a fork copies only the forking thread, so a lock
-    another thread held at that moment would stay held in the child for good). Same items, same order, same
-    results as loading each group when its turn comes; run here one by one when `in_order` would be."""
-    following: _Loading[Key, Item] | None = None
-    try:
-        items = load(groups[0]) if groups else []
-        for index in range(len(groups)):
-            after = groups[index + 1] if index + 1 < len(groups) else None
-
-            def load_next(after: Key | None = after) -> None:
-                nonlocal following
-                if after is not None:
-                    following = _Loading(load, after)
-
-            yield from in_order(fn, items, workers, on_started=load_next)
-            if after is None:
-                break
-            # Loaded meanwhile, or (the group ran here, one piece at a time) nothing to overlap it with.
-            items = following.result() if following is not None else load(after)
-            following = None
-    finally:
-        if following is not None:  # stopped early: never leave a thread reading a connection about to close
-            following.result(raise_error=False)
-
-
-class _Loading(Generic[Key, Item]):
-    """load(group) in a thread of its own; `result()` waits for it and hands back its items (or raises
-    what it raised)."""
-
-    def __init__(self, load: Callable[[Key], Sequence[Item]], group: Key) -> None:
-        self._items: Sequence[Item] = []
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self._items = load(group)
-            except BaseException as e:  # handed to the waiting thread, which raises it there
-                self._error = e
-
-        self._thread = threading.Thread(target=run, name="driftlab-read-ahead", daemon=True)
-        self._thread.start()
-
-    def result(self, raise_error: bool = True) -> Sequence[Item]:
-        self._thread.join()
-        if self._error is not None and raise_error:
-            raise self._error
-        return self._items
 
 
 def _died(items: Sequence, workers: int, what: str) -> WorkerDied:

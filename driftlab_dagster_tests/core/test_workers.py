@@ -1,6 +1,5 @@
 """Worker processes for a step's model-free pieces: results in the pieces' order, from other processes, errors
-carried back, the one-process route as lazy as a loop, and the next group's inputs read while the workers
-compute."""
+carried back, and the one-process route as lazy as a loop."""
 
 from __future__ import annotations
 
@@ -8,11 +7,10 @@ import gc
 import multiprocessing
 import os
 import signal
-import threading
 
 import pytest
 
-from driftlab_dagster.core.workers import WorkerDied, in_groups, in_order, runs_apart
+from driftlab_dagster.core.workers import WorkerDied, in_order, runs_apart
 
 pytestmark = pytest.mark.skipif(not runs_apart(2, 2), reason="needs fork (not on Windows)")
 
@@ -110,66 +108,3 @@ def test_a_killed_worker_is_a_clear_error_not_a_hang():
         for _ in in_order(_killed_on_two, [1, 2, 3], workers=2):
             pass
     assert [list(r) for _, r in in_order(_square_with_pid, [3], workers=2)][0][0][0] == 9  # usable again
-
-
-# Set when the second group's inputs are loaded: the first group's workers wait for it, so they can only see it
-# set if that load ran while they computed (else they give up after the timeout and say so).
-_SECOND_GROUP_LOADED = multiprocessing.get_context("fork").Event() if runs_apart(2, 2) else None
-
-
-def _waits_for_the_next_group(item: tuple[str, int]):
-    group, n = item
-    assert _SECOND_GROUP_LOADED is not None
-    yield n * n, _SECOND_GROUP_LOADED.wait(timeout=20) if group == "a" else True
-
-
-def test_the_next_group_is_loaded_while_the_workers_compute():
-    assert _SECOND_GROUP_LOADED is not None
-    _SECOND_GROUP_LOADED.clear()
-    loaded_by: list[tuple[str, str, int]] = []
-
-    def load(group: str) -> list[tuple[str, int]]:
-        # No worker is being forked now: this thread only ever runs once the group's workers all exist.
-        loaded_by.append((group, threading.current_thread().name, len(multiprocessing.active_children())))
-        if group == "b":
-            _SECOND_GROUP_LOADED.set()
-        return [(group, n) for n in range(2)]
-
-    got = [(item, list(result)) for item, result in in_groups(_waits_for_the_next_group, ["a", "b", "c"], load, 2)]
-    assert [item for item, _ in got] == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("c", 0), ("c", 1)]
-    assert [r for _, r in got] == [[(0, True)], [(1, True)], [(0, True)], [(1, True)], [(0, True)], [(1, True)]]
-    assert [(group, thread) for group, thread, _ in loaded_by] == [
-        ("a", "MainThread"), ("b", "driftlab-read-ahead"), ("c", "driftlab-read-ahead")]
-    assert all(children == 2 for _, thread, children in loaded_by if thread != "MainThread")
-
-
-def test_groups_on_one_worker_load_each_group_when_its_turn_comes():
-    events: list[str] = []
-
-    def load(group: str) -> list[str]:
-        events.append(f"load {group}")
-        return [group]
-
-    for item, result in in_groups(lambda g: [g.upper()], ["a", "b"], load, 1):
-        events.append(f"got {item} {list(result)}")
-    assert events == ["load a", "got a ['A']", "load b", "got b ['B']"]
-
-
-def test_a_failed_read_ahead_reaches_the_caller_after_the_group_before_it():
-    def load(group: str) -> list[str]:
-        if group == "b":
-            raise OSError("the file went away")
-        return [group, group]
-
-    got = []
-    with pytest.raises(OSError, match="the file went away"):
-        for item, _ in in_groups(lambda g: [g], ["a", "b"], load, 2):
-            got.append(item)
-    assert got == ["a", "a"]
-
-
-def test_stopping_early_leaves_no_read_ahead_behind():
-    pieces = in_groups(lambda g: [g], ["a", "b", "c"], lambda g: [g, g], 2)
-    next(pieces)
-    pieces.close()
-    assert not [t for t in threading.enumerate() if t.name == "driftlab-read-ahead"]

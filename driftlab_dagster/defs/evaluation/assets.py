@@ -9,7 +9,7 @@ from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table, stated
 from driftlab_dagster.core.session import Session
 from driftlab_dagster.core.warehouse import StoredLayerRows, replace_slices, stored_layer_rows, transaction
-from driftlab_dagster.core.workers import in_groups
+from driftlab_dagster.core.workers import in_order
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
 
@@ -35,14 +35,10 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             with study_session(ctx, conn, model, progress) as session:
                 progress.stage(f"{world.id} answers", len(keys))
                 # Partitions are asked independently: `workers` at a time in worker processes, each given its
-                # stored rows as read here (the next group's read while the workers ask, through a cursor of
-                # its own); the layer is built from them in the worker.
-                groups = [keys[i:i + workers] for i in range(0, len(keys), workers)]
-                with conn.cursor() as reader:
-                    def load(group: list[str]) -> list[tuple[str, StoredLayerRows]]:
-                        return [(key, stored_layer_rows(reader, ctx.slice(key))) for key in group]
-
-                    for (key, _), asked in in_groups(lambda item: _ask(ctx, session, *item), groups, load, workers):
+                # stored rows as read here; the layer is built from them in the worker.
+                for group in (keys[i:i + workers] for i in range(0, len(keys), workers)):
+                    stored = [(key, stored_layer_rows(conn, ctx.slice(key))) for key in group]
+                    for (key, _), asked in in_order(lambda item: _ask(ctx, session, *item), stored, workers):
                         [(found, vectors, spend)] = asked
                         where = ctx.slice(key)
                         rows += [{**where.columns, **r} for r in found]
