@@ -80,8 +80,8 @@ class HtmlReader(HTMLParser):
 
     # ----- what units.py asks -----
     def read(self, html: str) -> list[str | TableRow]:
-        """Feed one HTML block; the statements it completed, each with whether it is a table row (a row is one
-        statement; other text is sentences still). Text outside tables ends with its block."""
+        """Feed one HTML block; what it completed: table rows, and stretches of text outside tables (still to be
+        cut into sentences). Text outside tables ends with its block."""
         self.feed(html)
         if not self._tables:
             self._flush_loose()

@@ -12,7 +12,9 @@ CommonMark parser, with tables), never split on lines, into `Unit`s:
 - one unit per list item, with the paragraph that leads into the list (or the parent item, for a nested
   list) kept as its `lead`;
 - one unit per table row, written as "column: cell" pairs from the header row; in a table of three columns or
-  more, a row that fills only its first cell labels the rows below it (a group row) and is their lead;
+  more, a row that fills only its first cell labels the rows below it (a group row) and is their lead; a row
+  that writes paragraphs in its cells (a career framework's) keeps its short cells as one unit and reads each
+  long cell sentence by sentence, led by the row's first cell and the cell's column;
 - a FAQ's "Q: ... A: ..." paragraph as one unit; a question written as a paragraph of its own ("**Q. What if
   ...?**", or any question written wholly in bold) heads the answer paragraphs below it as a heading would;
 - a sentence ends at a full stop, never one after an abbreviation, an initial or a title ("e.g.", "U.S.",
