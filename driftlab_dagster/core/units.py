@@ -324,7 +324,8 @@ def _row_units(header: Sequence[str], row: Sequence[str], trail: tuple[str, ...]
         return [Unit(shown(statement), trail, group)]
     columns = padded(header, len(row))
     short = [(column, cell) for column, cell in zip(columns, row) if len(cell) <= _LONG_CELL]
-    units = [Unit(shown(row_statement(*zip(*short))), trail, group)] if len(short) > 1 else []
+    units = ([Unit(shown(row_statement([c for c, _ in short], [v for _, v in short])), trail, group)]
+             if len(short) > 1 else [])  # the first cell alone states nothing
     first = f"{columns[0]}: {name}" if columns[0] else name
     for column, cell in zip(columns[1:], row[1:]):
         if len(cell) > _LONG_CELL:
