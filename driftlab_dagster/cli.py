@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for path in config.worlds:
             world = load_world(path)
             reports.check_output_dir(config.output_dir / world.id)
-            result = run_study(world)
+            result = run_study(world, governed_when_silent=study.governed_when_silent)
             reports.write_text(config.output_dir / world.id / "results.csv", reports.results_csv(result.results))
             reports.write_text(config.output_dir / world.id / "costs.csv", reports.costs_csv(result.costs))
             reports.write_text(config.output_dir / world.id / "timings.csv", reports.timings_csv(result.timings))
@@ -150,7 +150,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if study.uses_model:
             from driftlab_dagster.core.study import run_study
 
-            reference = reports.same_slice(run_study(world).results, results)
+            reference = reports.same_slice(run_study(world, governed_when_silent=study.governed_when_silent).results,
+                                           results)
             _print_model_tables(results, reference, costs, timings, world.scenario_names)
         else:
             _print_tables(results, costs, timings, world.scenario_names)

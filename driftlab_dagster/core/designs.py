@@ -78,7 +78,8 @@ class Agent:
     def __init__(self, store: Store, retriever: Retriever, reader: Reader, design: Design, ontology: Ontology,
                  governed: GovernedResolver | None = None,
                  naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-                 read_page: Callable[[StoredPage], Iterable[Triple]] | None = None):
+                 read_page: Callable[[StoredPage], Iterable[Triple]] | None = None,
+                 governed_when_silent: str = "abstain"):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")
         self.governed = governed
@@ -87,7 +88,10 @@ class Agent:
         self.reader = reader
         self.design = design
         self.ontology = ontology
-        self._ahead = set(store.pages_changed_since_extraction()) if design.uses_pages else set()
+        # Where the governed graph holds nothing: "abstain", or "pages" (read them, keep what one of them states).
+        self.reads_pages_when_silent = design is Design.GOVERNED and governed_when_silent == "pages"
+        self._ahead = (set(store.pages_changed_since_extraction()) if design.uses_pages or self.reads_pages_when_silent
+                       else set())
         self._naming = naming or (("the ",), (" team",))  # the world's (drop_prefixes, drop_suffixes)
         self.read_page = read_page  # the run's extractor, for code's reasons to doubt a model's answer
         self.caller: frozenset[str] | None = None  # set per question by ask()
@@ -105,7 +109,7 @@ class Agent:
             query = question if i == 0 else f"{current} {self.ontology[predicate].query}"
             # The first hop is the question a person asked; later hops are the relation's own question.
             asked = question if i == 0 else ""
-            hop = (self.governed_hop(current, predicate, asked) if self.governed is not None else
+            hop = (self.governed_hop(current, predicate, asked, query) if self.governed is not None else
                    self.read_hop(current, predicate, self.gather(query, current, predicate), asked))
             hedged, flagged, phrase = hedged or hop.hedged, flagged or hop.flagged, phrase or hop.phrase
             if hop.why:
@@ -125,11 +129,13 @@ class Agent:
             signals = doubts(names, candidates, evidence)
         return self.reader.read(entity, predicate, evidence, self.design.versioned, signals, asked)
 
-    def governed_hop(self, entity: str, predicate: str, asked: str = "") -> HopAnswer:
+    def governed_hop(self, entity: str, predicate: str, asked: str = "", query: str = "") -> HopAnswer:
         """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
         winning claim (a model reader gets it as its evidence). The hedge is code's, never the model's."""
         assert self.governed is not None
         resolution = self.governed.resolve(entity, predicate, self.may_read)
+        if resolution.value is None and self.reads_pages_when_silent:
+            return self.pages_hop(entity, predicate, query or entity, asked, resolution.why)
         if resolution.value is None:
             return HopAnswer(None, resolution.hedged, resolution.why)  # "I don't know", no model call
         if isinstance(self.reader, DeterministicReader):
@@ -153,13 +159,28 @@ class Agent:
             hedged, why = True, why + ["the reader's answer differs from the governed value"]
         return HopAnswer(value, hedged, "; ".join(w for w in why if w), flagged=hop.flagged, phrase=hop.phrase)
 
+    def pages_hop(self, entity: str, predicate: str, query: str, asked: str, silent: str) -> HopAnswer:
+        """Where the governed graph holds nothing: the reader reads the pages Rag is shown (the same call), and
+        its answer stands only where one of them states it of `entity` as the extractor would read it, so a
+        neighbouring statement's value is not taken for an answer the pages do not give; hedged, since no
+        governed fact backs it. Else "I don't know", as without pages."""
+        assert self.governed is not None
+        pages = self.retriever.top(query, TOP_K, self.caller)
+        hop = self.reader.read(entity, predicate, self.page_evidence(pages), False, None, asked)
+        source = self.governed.stated_by(pages, entity, predicate, hop.value) if hop.value is not None else None
+        if source is None:
+            return HopAnswer(None, False, f"{silent}; no page read states the reader's answer" if hop.value else silent)
+        return HopAnswer(hop.value, True, f"{silent}; read from the pages, stated on {source}", hop.flagged, hop.phrase)
+
     def gather(self, query: str, entity: str, predicate: str) -> list[Evidence]:
         evidence = self.graph_evidence(entity, predicate) if self.design.uses_graph else []
         if self.design.uses_pages:
-            for page in self.retriever.top(query, TOP_K, self.caller):
-                evidence.append(Evidence(f"{page.title}\n{page.body}", f"{page.id}@v{page.version}",
-                                         page.updated_at, False, None, page.id in self._ahead, page))
+            evidence += self.page_evidence(self.retriever.top(query, TOP_K, self.caller))
         return evidence
+
+    def page_evidence(self, pages: list[StoredPage]) -> list[Evidence]:
+        return [Evidence(f"{page.title}\n{page.body}", f"{page.id}@v{page.version}", page.updated_at, False, None,
+                         page.id in self._ahead, page) for page in pages]
 
     def graph_evidence(self, entity: str, predicate: str) -> list[Evidence]:
         entity_id = self.store.resolve(entity)

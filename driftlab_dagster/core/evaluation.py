@@ -23,10 +23,11 @@ RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
 
 def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
              designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
-             extractor: Extractor | None = None) -> list[dict]:
+             extractor: Extractor | None = None, governed_when_silent: str = "abstain") -> list[dict]:
     """One row per (design, question): the answer, whether it is right, hedged, and why. The Governed design
     is asked when the layer keeps a governed graph; pages it has not read yet are read at question time by
-    `extractor` (the run's own).
+    `extractor` (the run's own), and where its graph holds nothing it abstains or reads the pages
+    (`governed_when_silent`, settings.StudySettings).
 
     A row is "drifted" when the event that flips its answer (or the name in it) has already happened.
     """
@@ -41,7 +42,7 @@ def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, read
         agent = Agent(store, retriever, reader, design, world.ontology,
                       resolver if design is Design.GOVERNED else None,
                       naming=(tuple(world.naming.drop_prefixes), tuple(world.naming.drop_suffixes)),
-                      read_page=read)
+                      read_page=read, governed_when_silent=governed_when_silent)
         for q in world.questions_at(step):
             answer = agent.ask(q.text, q.entity, q.hops, q.caller)
             rows.append({
@@ -85,7 +86,7 @@ class _CallRecorder:
 
 def read_ahead(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
                designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
-               extractor: Extractor | None = None, concurrency: int = 1) -> int:
+               extractor: Extractor | None = None, concurrency: int = 1, governed_when_silent: str = "abstain") -> int:
     """Ask the server now, `concurrency` calls at a time, for what `evaluate` with the same arguments will
     ask a model reader (and the extractor, for pages read at question time); returns how many calls were
     noted. A dry pass notes the calls: every first hop, and every later hop the dry answers reach. The
@@ -101,7 +102,7 @@ def read_ahead(layer: KnowledgeLayer, world: World, scenario: str, step: int, re
     dry_extractor = extractor
     if extractor is not None and hasattr(extractor, "with_client"):  # a model extractor: its calls too
         dry_extractor = extractor.with_client(recorder)
-    evaluate(layer, world, scenario, step, dry_reader, designs, retriever, dry_extractor)
+    evaluate(layer, world, scenario, step, dry_reader, designs, retriever, dry_extractor, governed_when_silent)
     client.prefetch(recorder.calls, concurrency)
     return len(recorder.calls)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from operator import attrgetter
 
-from .grounding import overlap
+from .grounding import ground, overlap
 from .ontology import Triple
 from .store import StoredPage
 from .units import Unit
@@ -421,6 +421,19 @@ class GovernedResolver:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))
         return Resolution(None, False, "not in graph")
+
+    def stated_by(self, pages: Iterable[StoredPage], name: str, predicate: str, value: str) -> str | None:
+        """The id of the first of `pages` with a statement the extractor would read (`name`, `predicate`,
+        `value`) from (grounding.ground: it speaks of the relation, writes the value, and with its heading trail
+        names `name`), else None: what lets an answer read from pages stand where the graph holds no fact."""
+        relation, key = self.world.ontology[predicate], self.world.name_key(name)
+        for page in pages:
+            for unit in self._page_units(page.id) if page.id in self._pages else ():
+                read = ground(Triple(name, predicate, value), relation, unit.text, unit.context)
+                if (read is not None and (states(read.object, value) or states(value, read.object))
+                        and names_match(key, self.world.name_key(read.subject))):
+                    return page.id
+        return None
 
     def _page_units(self, page_id: str) -> list[Unit]:
         if page_id not in self._units:

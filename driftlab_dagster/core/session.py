@@ -37,7 +37,8 @@ def reader_id(settings: StudySettings) -> str:
     reader = ("deterministic" if settings.reader == "deterministic"
               else model_reader_id(settings.model, settings.reader_prompt))
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
-    return f"{reader}+{retrieval}"
+    silent = "" if settings.governed_when_silent == "abstain" else f"+governed-silent:{settings.governed_when_silent}"
+    return f"{reader}+{retrieval}{silent}"
 
 
 @dataclass

@@ -198,8 +198,10 @@ class StudyResult:
     timings: list[dict]  # this run's milliseconds per (approach, event): measured, so apart from the costs
 
 
-def run_study(world: World, extractor: Extractor | None = None, reader: Reader | None = None) -> StudyResult:
-    """Every scenario at every checkpoint, the maintenance comparison for every event, and the repair."""
+def run_study(world: World, extractor: Extractor | None = None, reader: Reader | None = None,
+              governed_when_silent: str = "abstain") -> StudyResult:
+    """Every scenario at every checkpoint, the maintenance comparison for every event, and the repair.
+    `governed_when_silent`: what the Governed design answers where its graph holds nothing (StudySettings)."""
     extractor = extractor or RegexExtractor(world.ontology)
     reader = reader or DeterministicReader(world.ontology)
     results: list[dict] = []
@@ -210,7 +212,8 @@ def run_study(world: World, extractor: Extractor | None = None, reader: Reader |
         steps = replay_steps(world, scenario, layer, (world.pages_at(scenario, s) for s in range(last + 1)),
                              extractor, [world.renames_at(scenario, s) for s in range(last + 1)])
         for step, layer, _ in steps:
-            results.extend(evaluate(layer, world, scenario, step, reader, ALL_DESIGNS, extractor=extractor))
+            results.extend(evaluate(layer, world, scenario, step, reader, ALL_DESIGNS, extractor=extractor,
+                                    governed_when_silent=governed_when_silent))
         if scenario == stale_graph_scenario(world):
             stale_end = layer.store
     passes = [row for rows in maintenance_comparisons(world, range(1, last + 1), extractor, reader).values()

@@ -322,3 +322,49 @@ def test_a_subject_with_words_of_its_own_is_not_qualified_by_the_title(tmp_path)
                                   [Triple("Term renewal survey", "owned_by", "Heron")])
     found = GovernedResolver(governed, [page]).resolve("Term extensions", "owned_by")
     assert "its subject with its page's title" not in found.why
+
+
+def _silent_graph_agent(world, reader, pages: list[StoredPage], when_silent: str):
+    """Governed over a graph that read `pages` and holds no fact from them (an extractor that missed them all),
+    beside those pages, which state the answers."""
+    from driftlab_dagster.core.designs import Agent, Design
+    from driftlab_dagster.core.retrieval import Bm25Retriever
+
+    governed = GovernedStore(world)
+    for page in pages:
+        governed.apply_page(page, [], page.updated_at, "regex")
+    return Agent(Store(), Bm25Retriever(pages), reader, Design.GOVERNED, world.ontology,
+                 GovernedResolver(governed, pages), governed_when_silent=when_silent)
+
+
+_PRICING = StoredPage("d02", "Pricing", "The Starter plan costs €19 per user per month. The Pro plan costs €49 "
+                      "per user per month.", 1, T0)
+
+
+def test_where_its_graph_is_silent_governed_abstains_or_reads_the_pages_as_set(world):
+    from driftlab_dagster.core.readers import DeterministicReader
+
+    question = ("How much does the Pro plan cost per user per month?", "Pro", ("price",))
+    abstains = _silent_graph_agent(world, DeterministicReader(world.ontology), [_PRICING], "abstain").ask(*question)
+    assert (abstains.value, abstains.why) == (None, "not in graph")
+    reads = _silent_graph_agent(world, DeterministicReader(world.ontology), [_PRICING], "pages").ask(*question)
+    # Read from a page, not from a governed fact: right, and hedged, and it says where it was read.
+    assert reads.value is not None and "49" in reads.value and reads.hedged
+    assert "not in graph; read from the pages, stated on d02" == reads.why
+
+
+def test_an_answer_read_from_the_pages_that_no_page_states_of_the_asked_thing_is_no_answer(world):
+    """A model reader shown the pricing page answers the Starter plan's price for the Pro plan (a neighbouring
+    statement's value): no page states it of Pro, so Governed still abstains; the Pro plan's own price stands."""
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.model_reader import ModelReader
+    from driftlab_dagster.core.replay import ReplayClient
+
+    def reader(reply: str) -> ModelReader:
+        return ModelReader(world.ontology, CachedClient(ReplayClient(lambda system, user: reply)))
+
+    question = ("How much does the Pro plan cost per user per month?", "Pro", ("price",))
+    neighbour = _silent_graph_agent(world, reader('{"answer": "€19"}'), [_PRICING], "pages").ask(*question)
+    assert neighbour.value is None and "no page read states the reader's answer" in neighbour.why
+    own = _silent_graph_agent(world, reader('{"answer": "€49"}'), [_PRICING], "pages").ask(*question)
+    assert (own.value, own.hedged) == ("€49", True)

@@ -19,3 +19,15 @@ def test_the_prose_note_names_only_the_parts_that_read_no_prose(extractor, reade
     assert [flag for flag in ("--extractor model", "--reader model") if note and flag in note] == named
     assert note is None or note.startswith("1 of this world's relations")
     assert study.prose_unread(described=0) is None  # a templated world: every relation has its patterns
+
+
+def test_governed_reading_pages_where_its_graph_is_silent_is_another_answers_version():
+    """Answers computed with Governed abstaining are stale once it reads pages instead (and back): the setting is
+    part of the answers' code version. Left at its default, the version is the one stored runs were built with."""
+    from driftlab_dagster.core.session import reader_id
+
+    default, reads = reader_id(StudySettings()), reader_id(StudySettings(governed_when_silent="pages"))
+    assert default == "deterministic+bm25"
+    assert reads != default and reads.startswith(default)
+    with pytest.raises(ValueError, match="governed_when_silent"):
+        StudySettings(governed_when_silent="guess")

@@ -66,9 +66,11 @@ def _ask(ctx: StudyContext, session: Session, key: str, stored: StoredLayerRows)
     retriever = session.retriever(layer.store.sorted_pages())
     step = ctx.world.checkpoint(where.day).step
     # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
+    silent = ctx.settings.governed_when_silent
     read_ahead(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor,
-               ctx.settings.concurrency)
-    found = evaluate(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor)
+               ctx.settings.concurrency, silent)
+    found = evaluate(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor,
+                     silent)
     vectors = ([{"page_id": p.id, "version": p.version, "model": ctx.settings.embed_model, "embedding": v}
                 for p, v in retriever.vectors()] if hasattr(retriever, "vectors") else [])
     yield found, vectors, spend_metadata(session, mark)
