@@ -166,7 +166,7 @@ class Agent:
         governed fact backs it. Else "I don't know", as without pages."""
         assert self.governed is not None
         pages = self.retriever.top(query, TOP_K, self.caller)
-        hop = self.reader.read(entity, predicate, self.page_evidence(pages), False, None, asked)
+        hop = self.read_hop(entity, predicate, self.page_evidence(pages), asked)  # Governed is no versioned design
         source = self.governed.stated_by(pages, entity, predicate, hop.value) if hop.value is not None else None
         if source is None:
             return HopAnswer(None, False, f"{silent}; no page read states the reader's answer" if hop.value else silent)
