@@ -32,10 +32,16 @@ def extractor_id(settings: StudySettings, world: World) -> str:
     return model_extractor_id(settings.model, settings.prompt, world.ontology, world.text)
 
 
+def graph_reader_id(settings: StudySettings) -> str:
+    """Who answers from the graph alone, the maintenance costs' and the repair's graph-only accuracy: the
+    reader, without the retrieval or the Governed setting, which that accuracy never uses."""
+    return ("deterministic" if settings.reader == "deterministic"
+            else model_reader_id(settings.model, settings.reader_prompt))
+
+
 def reader_id(settings: StudySettings) -> str:
     """Who answers, and from what retrieval."""
-    reader = ("deterministic" if settings.reader == "deterministic"
-              else model_reader_id(settings.model, settings.reader_prompt))
+    reader = graph_reader_id(settings)
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
     silent = "" if settings.governed_when_silent == "abstain" else f"+governed-silent:{settings.governed_when_silent}"
     return f"{reader}+{retrieval}{silent}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from driftlab_dagster.core.session import extractor_id, reader_id
+from driftlab_dagster.core.session import extractor_id, graph_reader_id, reader_id
 from driftlab_dagster.core.settings import StudySettings
 from driftlab_dagster.core.study import stale_graph_scenario
 from driftlab_dagster.core.warehouse import Slice
@@ -31,11 +31,12 @@ class StudyContext:
     partitions: StudyPartitions
     extractor_id: str  # the graph assets' code version, and what every fact they write stores
     reader_id: str  # the answers' code version
+    graph_reader_id: str  # the reader of the maintenance assets' graph-only accuracy (their code version's)
 
     @classmethod
     def build(cls, world: World, settings: StudySettings) -> StudyContext:
         return cls(world, settings, study_partitions(world), extractor_id(settings, world),
-                   reader_id(settings))
+                   reader_id(settings), graph_reader_id(settings))
 
     def key(self, name: str) -> dg.AssetKey:
         """A world's assets live under its id: several worlds share one code location and one DuckDB file."""

@@ -73,6 +73,21 @@ def test_the_graphs_code_version_is_the_extractor_the_settings_name():
     assert regex["world"] == load_world(DEFAULT_WORLD).version  # the world file's content is the world's version
 
 
+def test_settings_only_the_answers_read_leave_the_maintenance_assets_current():
+    """Retrieval and Governed's reading of the pages change the answers' code version only: the maintenance
+    costs and the repair score their graphs with the reader alone. Another reader changes all three."""
+    def versions(**study) -> dict[str, str | None]:
+        graph = _graph(DriftlabConfig().override(study=study) if study else DriftlabConfig())
+        return {k.path[-1]: graph.get(k).code_version for k in graph.get_all_asset_keys()}
+
+    base = versions()
+    for study in ({"retrieval": "embed"}, {"governed_when_silent": "pages"}):
+        changed = versions(**study)
+        assert {n for n in base if base[n] != changed[n]} == {"answers"}, study
+    by_model = versions(reader="model", model="m1")
+    assert {n for n in base if base[n] != by_model[n]} == {"answers", "maintenance_costs", "graph_repair"}
+
+
 def test_building_the_definitions_reads_the_settings_and_writes_no_environment(tmp_path, monkeypatch):
     settings = tmp_path / "driftlab.yaml"
     settings.write_text("study:\n  extractor: model\n  model: m2\n")

@@ -32,7 +32,7 @@ class RepairConfig(dg.Config):
 
 def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     world, parts = ctx.world, ctx.partitions
-    versions = f"{ctx.extractor_id}|{ctx.reader_id}"
+    versions = f"{ctx.extractor_id}|{ctx.graph_reader_id}"
 
     @dg.asset(key=ctx.key("maintenance_costs"), group_name="maintenance", partitions_def=parts.event_day,
               deps=[ctx.key("world")], kinds={"duckdb"}, pool="duckdb", code_version=versions,
@@ -83,7 +83,7 @@ def _repair_asset(ctx: StudyContext, scenario: str, day: str) -> dg.AssetsDefini
 
     @dg.asset(
         key=ctx.key("graph_repair"), group_name="maintenance", kinds={"duckdb"}, pool="duckdb",
-        code_version=f"{ctx.extractor_id}|{ctx.reader_id}",
+        code_version=f"{ctx.extractor_id}|{ctx.graph_reader_id}",
         deps=[dg.AssetDep(ctx.key(name), partition_mapping=source) for name in ("pages", "fact_graph",
                                                                               "extraction_log")]
         + [ctx.key("world")],
