@@ -55,7 +55,7 @@ BUCKETS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("core/reports.py", "defs/reports/")),
     ("writes", ("replace_slices (", "slice_frame (", "SliceBatch.", "copy_slices (", "save_call_cache (",
                 "Store.rows (", "Store.snapshot (")),
-    ("read-back", ("stored_layer_rows (", "StoredLayerRows.", "_store_rows (", "_governed_rows (", "_governed_store (",
+    ("read-back", ("stored_layer (", "core/layer_changes.py", "_store_rows (", "_governed_rows (", "_governed_store (",
                    "stored_page_history (", ".from_rows (", "_resume_point (")),
     ("checks", ("core/drift.py", "_findings (")),
     ("DuckDB file", ("WarehouseResource.get_connection (", "core/warehouse.py")),

@@ -55,11 +55,12 @@ def generate_world(source: Path, copies: int, folder: Path) -> Path:
     return world_file
 
 
-def run_process(argv: list[str], env: dict[str, str] | None = None, log: Path | None = None) -> dict:
+def run_process(argv: list[str], env: dict[str, str] | None = None, log: Path | None = None,
+                cwd: Path = ROOT) -> dict:
     """Run a whole process; its wall seconds, CPU seconds (with children) and peak RSS in MiB."""
     started = time.perf_counter()
     with open(log or os.devnull, "w") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)

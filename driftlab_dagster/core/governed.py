@@ -301,10 +301,15 @@ class GovernedStore:
                   extractions: dict[str, tuple[int, dt.datetime]]) -> GovernedStore:
         """The store from rows as tuples in GovernedFact's and EntityName's field order (as a database hands
         them over, without a dict per row), and page id -> (version read, when)."""
+        return cls.from_facts(world, (GovernedFact(*row) for row in facts), names, extractions)
+
+    @classmethod
+    def from_facts(cls, world: World, facts: Iterable[GovernedFact], names: Iterable[tuple],
+                   extractions: dict[str, tuple[int, dt.datetime]]) -> GovernedStore:
+        """As `from_rows`, from facts already built (a layer read as the changes from the day before keeps
+        the facts that did not change)."""
         store = cls(world)
-        for row in facts:
-            f = GovernedFact(*row)
-            store.facts[f.id] = f
+        store.facts = {f.id: f for f in facts}
         store._reindex_facts()
         store._set_names([EntityName(*row) for row in names])
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1

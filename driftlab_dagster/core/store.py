@@ -256,6 +256,10 @@ class Store:
         self._facts_by_slot.clear()
         self._max_fact_id = self._max_entity_id = 0
 
+    def versions_read(self) -> dict[str, tuple[int, dt.datetime]]:
+        """Page id -> (version read, when): the extraction log as the governed graph shares it."""
+        return {e.page_id: (e.version, e.extracted_at) for e in self.extractions.values()}
+
     # ---------- snapshots ----------
     def copy(self) -> Store:
         other = Store()
@@ -304,19 +308,27 @@ class Store:
         """The store from rows as tuples, as a database hands them over without a dict per row: pages, facts
         and log entries in their dataclass's field order, entities as (entity_id, name), aliases as (alias,
         entity_id). Rows are applied in the order given (the tables' key order)."""
+        return cls.from_objects((StoredPage(*p) for p in pages), entities, aliases, (Fact(*f) for f in facts),
+                                (ExtractionEntry(*x) for x in extraction_log))
+
+    @classmethod
+    def from_objects(cls, pages: Iterable[StoredPage], entities: Iterable[tuple], aliases: Iterable[tuple],
+                     facts: Iterable[Fact], extraction_log: Iterable[ExtractionEntry]) -> Store:
+        """As `from_rows`, from pages, facts and log entries already built (a layer read as the changes from
+        the day before keeps the objects of the rows that did not change)."""
         store = cls()
-        for p in pages:
-            store.pages[p[0]] = StoredPage(*p)
+        for page in pages:
+            store.pages[page.id] = page
         for entity_id, name in entities:
             store.entities[entity_id] = name
             store._entity_by_name[name.casefold()] = entity_id
             store._max_entity_id = max(store._max_entity_id, entity_id)
         for alias, entity_id in aliases:
             store.aliases[alias.casefold()] = (alias, entity_id)
-        for f in facts:
-            store._put(Fact(*f))
-        for x in extraction_log:
-            store.extractions[x[0]] = ExtractionEntry(*x)
+        for fact in facts:
+            store._put(fact)
+        for entry in extraction_log:
+            store.extractions[entry.page_id] = entry
         return store
 
 

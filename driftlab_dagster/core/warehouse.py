@@ -342,14 +342,21 @@ class Slice:
 
 
 # The columns of a stored row in the order of the object it becomes (StoredPage, Fact, ExtractionEntry).
-_PAGE_COLUMNS = "page_id, title, body, version, updated_at, audience"
-_FACT_COLUMNS = ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
-                 "extractor, audience")
-_LOG_COLUMNS = "page_id, version, extracted_at, extractor, issue"
+PAGE_COLUMNS = "page_id, title, body, version, updated_at, audience"
+FACT_COLUMNS = ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
+                "extractor, audience")
+LOG_COLUMNS = "page_id, version, extracted_at, extractor, issue"
 
 
-def _slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
-                  what: str | None = None, asset: str | None = None) -> list[tuple]:
+def _field_columns(cls: type[DataclassInstance]) -> str:
+    return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
+
+
+GOVERNED_FACT_COLUMNS, GOVERNED_NAME_COLUMNS = _field_columns(GovernedFact), _field_columns(EntityName)
+
+
+def slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
+                 what: str | None = None, asset: str | None = None) -> list[tuple]:
     """A slice's rows computed from this version of the world file, as tuples of `columns` (a dict per row
     would cost more than the query). Given `what` and `asset`, a slice with no such rows is an error that
     names the partition to materialise."""
@@ -377,54 +384,34 @@ def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: 
     return _governed_store(world, _governed_rows(conn, where), store)
 
 
-@dataclass(frozen=True)
-class StoredLayerRows:
-    """One partition's knowledge layer as the rows DuckDB holds, before any object is built from them: what a
-    worker process turns into the layer (`layer`) while the parent reads the next partition's."""
-
-    store: tuple[list[tuple], ...]  # Store.from_rows's arguments
-    governed: tuple[list[tuple], list[tuple]]  # GovernedStore.from_rows's facts and names
-
-    def layer(self, world: World) -> KnowledgeLayer:
-        store = Store.from_rows(*self.store)
-        return KnowledgeLayer(store, _governed_store(world, self.governed, store))
-
-
-def stored_layer_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> StoredLayerRows:
-    return StoredLayerRows(_store_rows(conn, where), _governed_rows(conn, where))
-
-
 def _store_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], ...]:
-    return (_slice_tuples(conn, "pages", where, _PAGE_COLUMNS, "page_id", "pages", "pages"),
-            _slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
-            _slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
-            _slice_tuples(conn, "facts", where, _FACT_COLUMNS, "fact_id"),
-            _slice_tuples(conn, "extraction_log", where, _LOG_COLUMNS, "page_id", "graph", "fact_graph"))
+    return (slice_tuples(conn, "pages", where, PAGE_COLUMNS, "page_id", "pages", "pages"),
+            slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
+            slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
+            slice_tuples(conn, "facts", where, FACT_COLUMNS, "fact_id"),
+            slice_tuples(conn, "extraction_log", where, LOG_COLUMNS, "page_id", "graph", "fact_graph"))
 
 
 def _governed_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], list[tuple]]:
-    def columns(cls: type[DataclassInstance]) -> str:
-        return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
-
-    return (_slice_tuples(conn, "governed_facts", where, columns(GovernedFact), "id"),
-            _slice_tuples(conn, "governed_names", where, columns(EntityName), "entity_id, valid_from, name"))
+    return (slice_tuples(conn, "governed_facts", where, GOVERNED_FACT_COLUMNS, "id"),
+            slice_tuples(conn, "governed_names", where, GOVERNED_NAME_COLUMNS, "entity_id, valid_from, name"))
 
 
 def _governed_store(world: World, rows: tuple[list[tuple], list[tuple]], store: Store) -> GovernedStore:
-    read = {e.page_id: (e.version, e.extracted_at) for e in store.extractions.values()}  # the log is shared
-    return GovernedStore.from_rows(world, rows[0], rows[1], read)
+    return GovernedStore.from_rows(world, rows[0], rows[1], store.versions_read())  # the log is shared
 
 
 def stored_layer(conn: duckdb.DuckDBPyConnection, world: World, where: Slice) -> KnowledgeLayer:
     """One partition's knowledge layer as stored: its pages, both graphs and the extraction log."""
-    return stored_layer_rows(conn, where).layer(world)
+    store = Store.from_rows(*_store_rows(conn, where))
+    return KnowledgeLayer(store, _governed_store(world, _governed_rows(conn, where), store))
 
 
 def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
                         upto_step: int, from_step: int = 0) -> dict[int, tuple[list[StoredPage], dict[str, str]]]:
     """Step -> that day's pages (by id) and renames (old page id -> new), for steps from_step..upto_step of
     one scenario: what a graph replays."""
-    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {_PAGE_COLUMNS} FROM pages
+    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {PAGE_COLUMNS} FROM pages
                             WHERE world = ? AND scenario = ? AND step BETWEEN ? AND ? ORDER BY step, page_id""",
                         [world, scenario, from_step, upto_step]).fetchall()
     history: dict[int, tuple[list[StoredPage], dict[str, str]]] = {}

@@ -33,13 +33,13 @@ from driftlab_dagster.core.warehouse import (
     ensure_schema,
     prune_world,
     replace_slice,
-    replace_slices,
     stored_governed_store,
     stored_store,
     transaction,
 )
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
+from driftlab_dagster_tests.support.stored_layers import write_layer
 
 
 def _entities(rows, world="w1", version="v1"):
@@ -304,18 +304,7 @@ def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(t
             assert governed is not None
             where = Slice(world.id, world.version, scenario, world.checkpoints[step].key)
             written, written_governed = store.snapshot(), governed.snapshot()
-            tables = {t: pd.DataFrame([{**where.columns, **r} for r in written[t]])
-                      for t in ("entities", "aliases", "facts", "extraction_log")}
-            tables.update({t: pd.DataFrame([{**where.columns, **r} for r in rows])
-                           for t, rows in written_governed.items()})
-            tables["pages"] = pd.DataFrame([{**where.columns, "step": step, "page_id": p["id"], "title": p["title"],
-                                             "body": p["body"], "version": p["version"],
-                                             "updated_at": p["updated_at"], "changed": False,
-                                             "audience": p["audience"], "renamed_from": None}
-                                            for p in written["pages"]])
-            with transaction(conn):
-                for table, rows in tables.items():
-                    replace_slices(conn, table, [where.key], rows)
+            write_layer(conn, where, step, layer)
             back = stored_store(conn, where)
             back_governed = stored_governed_store(conn, world, where, back)
             assert back.snapshot() == written

@@ -5,10 +5,12 @@ import pandas as pd
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
 from driftlab_dagster.core.evaluation import evaluate, read_ahead
+from driftlab_dagster.core.layer import KnowledgeLayer
+from driftlab_dagster.core.layer_changes import LayerReader
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table, stated
 from driftlab_dagster.core.session import Session
-from driftlab_dagster.core.warehouse import StoredLayerRows, replace_slices, stored_layer_rows, transaction
+from driftlab_dagster.core.warehouse import replace_slices, transaction
 from driftlab_dagster.core.workers import in_order
 from driftlab_dagster.defs.context import StudyContext
 from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, spend_mark, spend_metadata, study_session
@@ -35,9 +37,11 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             with study_session(ctx, conn, model, progress) as session:
                 progress.stage(f"{world.id} answers", len(keys))
                 # Partitions are asked independently: `workers` at a time in worker processes, each given its
-                # stored rows as read here; the layer is built from them in the worker.
+                # layer as read here (a forked worker starts with it in memory). A scenario's days are read
+                # each as its changes from the day before: the same layers, from a fraction of the rows.
+                layers = LayerReader(conn, world)
                 for group in (keys[i:i + workers] for i in range(0, len(keys), workers)):
-                    stored = [(key, stored_layer_rows(conn, ctx.slice(key))) for key in group]
+                    stored = [(key, layers.read(ctx.slice(key))) for key in group]
                     for (key, _), asked in in_order(lambda item: _ask(ctx, session, *item), stored, workers):
                         [(found, vectors, spend)] = asked
                         where = ctx.slice(key)
@@ -57,12 +61,11 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
     return [answers]
 
 
-def _ask(ctx: StudyContext, session: Session, key: str, stored: StoredLayerRows) -> Iterator[tuple[list, list, dict]]:
+def _ask(ctx: StudyContext, session: Session, key: str, layer: KnowledgeLayer) -> Iterator[tuple[list, list, dict]]:
     """One partition's answers (one row per design and question), its page embeddings (embedding retrieval
     only) and the model spend of asking them: one item, yielded, so that a worker process can hand it back."""
     where = ctx.slice(key)
     mark = spend_mark(session)
-    layer = stored.layer(ctx.world)
     retriever = session.retriever(layer.store.sorted_pages())
     step = ctx.world.checkpoint(where.day).step
     # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
