@@ -23,16 +23,7 @@ import duckdb
 from .governed import GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import ExtractionEntry, Fact, Store, StoredPage
-from .warehouse import (
-    FACT_COLUMNS,
-    GOVERNED_FACT_COLUMNS,
-    GOVERNED_NAME_COLUMNS,
-    LOG_COLUMNS,
-    PAGE_COLUMNS,
-    Slice,
-    slice_tuples,
-    stored_layer,
-)
+from .warehouse import READ_BACK, Slice, slice_tuples, stored_layer
 from .world import World
 
 _Object = TypeVar("_Object")
@@ -84,9 +75,8 @@ class LayerChanges:
         return KnowledgeLayer(store, governed)
 
 
-# The tables read as changes, with the columns of their rows (the key first).
-_CHANGED = {"pages": PAGE_COLUMNS, "facts": FACT_COLUMNS, "extraction_log": LOG_COLUMNS,
-            "governed_facts": GOVERNED_FACT_COLUMNS}
+# The tables read as changes (the others are read whole).
+_CHANGED = ("pages", "facts", "extraction_log", "governed_facts")
 
 
 def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -> LayerChanges | None:
@@ -97,16 +87,15 @@ def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -
     if not all(conn.execute(f"SELECT 1 FROM {table} WHERE {_IN_SLICE} LIMIT 1", _params(where)).fetchone()
                for table in ("pages", "extraction_log")):
         return None
-    return LayerChanges(**{table: _changes(conn, table, columns, where, before) for table, columns in _CHANGED.items()},
-                        entities=slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
-                        aliases=slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
-                        governed_names=slice_tuples(conn, "governed_names", where, GOVERNED_NAME_COLUMNS,
-                                                    "entity_id, valid_from, name"))
+    return LayerChanges(**{table: _changes(conn, table, where, before) for table in _CHANGED},
+                        entities=slice_tuples(conn, "entities", where), aliases=slice_tuples(conn, "aliases", where),
+                        governed_names=slice_tuples(conn, "governed_names", where))
 
 
-def _changes(conn: duckdb.DuckDBPyConnection, table: str, columns: str, where: Slice, before: Slice) -> Changes:
+def _changes(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, before: Slice) -> Changes:
     """The rows of `table` that only one of the two days holds, in one pass over both (NULLs compare equal, as
     in any grouping); a slice never holds a row twice."""
+    columns = READ_BACK[table][0]
     rows = conn.execute(f"""SELECT {columns}, day = ?::DATE AS this_day FROM {table}
                             WHERE world = ? AND world_version = ? AND scenario = ? AND day IN (?::DATE, ?::DATE)
                             QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
@@ -132,8 +121,9 @@ class LayerReader:
     def read(self, where: Slice) -> KnowledgeLayer:
         scenario = (where.world, where.world_version, where.scenario)
         last = self._last.get(scenario)
-        changes = read_changes(self._conn, where, last[0]) if last is not None else None
-        layer = (stored_layer(self._conn, self._world, where) if changes is None or last is None
-                 else changes.layer(self._world, last[1]))
+        if last is not None and (changes := read_changes(self._conn, where, last[0])) is not None:
+            layer = changes.layer(self._world, last[1])
+        else:
+            layer = stored_layer(self._conn, self._world, where)
         self._last[scenario] = (where, layer)
         return layer

@@ -342,24 +342,32 @@ class Slice:
 
 
 # The columns of a stored row in the order of the object it becomes (StoredPage, Fact, ExtractionEntry).
-PAGE_COLUMNS = "page_id, title, body, version, updated_at, audience"
-FACT_COLUMNS = ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
-                "extractor, audience")
-LOG_COLUMNS = "page_id, version, extracted_at, extractor, issue"
+_PAGE_COLUMNS = "page_id, title, body, version, updated_at, audience"
 
 
 def _field_columns(cls: type[DataclassInstance]) -> str:
     return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
 
-GOVERNED_FACT_COLUMNS, GOVERNED_NAME_COLUMNS = _field_columns(GovernedFact), _field_columns(EntityName)
+# table -> (the columns of a row read back, in the order of what it becomes; the table's order, its key first).
+READ_BACK: dict[str, tuple[str, str]] = {
+    "pages": (_PAGE_COLUMNS, "page_id"),
+    "entities": ("entity_id, name", "entity_id"),
+    "aliases": ("alias, entity_id", "alias"),
+    "facts": ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
+              "extractor, audience", "fact_id"),
+    "extraction_log": ("page_id, version, extracted_at, extractor, issue", "page_id"),
+    "governed_facts": (_field_columns(GovernedFact), "id"),
+    "governed_names": (_field_columns(EntityName), "entity_id, valid_from, name"),
+}
 
 
-def slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, columns: str, order: str,
-                 what: str | None = None, asset: str | None = None) -> list[tuple]:
+def slice_tuples(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, what: str | None = None,
+                 asset: str | None = None) -> list[tuple]:
     """A slice's rows computed from this version of the world file, as tuples of `columns` (a dict per row
     would cost more than the query). Given `what` and `asset`, a slice with no such rows is an error that
     names the partition to materialise."""
+    columns, order = READ_BACK[table]
     rows = conn.execute(f"""SELECT {columns} FROM {table}
                             WHERE world = ? AND world_version = ? AND scenario = ? AND day = ? ORDER BY {order}""",
                         [where.world, where.world_version, where.scenario, where.day]).fetchall()
@@ -385,16 +393,13 @@ def stored_governed_store(conn: duckdb.DuckDBPyConnection, world: World, where: 
 
 
 def _store_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], ...]:
-    return (slice_tuples(conn, "pages", where, PAGE_COLUMNS, "page_id", "pages", "pages"),
-            slice_tuples(conn, "entities", where, "entity_id, name", "entity_id"),
-            slice_tuples(conn, "aliases", where, "alias, entity_id", "alias"),
-            slice_tuples(conn, "facts", where, FACT_COLUMNS, "fact_id"),
-            slice_tuples(conn, "extraction_log", where, LOG_COLUMNS, "page_id", "graph", "fact_graph"))
+    return (slice_tuples(conn, "pages", where, "pages", "pages"), slice_tuples(conn, "entities", where),
+            slice_tuples(conn, "aliases", where), slice_tuples(conn, "facts", where),
+            slice_tuples(conn, "extraction_log", where, "graph", "fact_graph"))
 
 
 def _governed_rows(conn: duckdb.DuckDBPyConnection, where: Slice) -> tuple[list[tuple], list[tuple]]:
-    return (slice_tuples(conn, "governed_facts", where, GOVERNED_FACT_COLUMNS, "id"),
-            slice_tuples(conn, "governed_names", where, GOVERNED_NAME_COLUMNS, "entity_id, valid_from, name"))
+    return slice_tuples(conn, "governed_facts", where), slice_tuples(conn, "governed_names", where)
 
 
 def _governed_store(world: World, rows: tuple[list[tuple], list[tuple]], store: Store) -> GovernedStore:
@@ -411,7 +416,7 @@ def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_versi
                         upto_step: int, from_step: int = 0) -> dict[int, tuple[list[StoredPage], dict[str, str]]]:
     """Step -> that day's pages (by id) and renames (old page id -> new), for steps from_step..upto_step of
     one scenario: what a graph replays."""
-    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {PAGE_COLUMNS} FROM pages
+    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {_PAGE_COLUMNS} FROM pages
                             WHERE world = ? AND scenario = ? AND step BETWEEN ? AND ? ORDER BY step, page_id""",
                         [world, scenario, from_step, upto_step]).fetchall()
     history: dict[int, tuple[list[StoredPage], dict[str, str]]] = {}
