@@ -13,6 +13,7 @@ import pytest
 
 from driftlab_dagster import cli
 from driftlab_dagster.core import workers
+from driftlab_dagster.core.slice_batch import SliceBatch
 from driftlab_dagster.core.warehouse import TABLES
 
 pytestmark = [pytest.mark.dagster,
@@ -89,3 +90,21 @@ def test_a_killed_worker_fails_the_run_in_one_line_and_keeps_every_stored_row(tm
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "worker process ended" in err and "nothing was written" in err, err
     assert _tables(tmp_path / "d.duckdb") == before
+
+
+def test_days_written_as_their_changes_hold_the_rows_of_whole_writes(tmp_path: Path, capsys, monkeypatch):
+    """Every later day of a scenario written as its changes from the day before (in this process and in worker
+    files) leaves the file as writing each day whole does. Tessaly's days are small, so both ways are forced."""
+    for name in ("DAGSTER_HOME", "DRIFTLAB_WORLD", "DRIFTLAB_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli, "pace_for_batch", lambda: None)
+    found = {}
+    for name, changes_from, n in (("whole", 10**9, 1), ("changes", 0, 1), ("changes-in-workers", 0, 2)):
+        monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", changes_from)
+        out = tmp_path / name
+        assert cli.main(["run", "--database", str(out / "d.duckdb"), "--out", str(out), "--workers", str(n)]) == 0, \
+            capsys.readouterr().err
+        found[name] = _tables(out / "d.duckdb")
+    assert found["whole"]["pages"] and found["whole"]["facts"] and found["whole"]["governed_names"]
+    assert found["changes"] == found["whole"]
+    assert found["changes-in-workers"] == found["whole"]

@@ -5,6 +5,10 @@ workers.py) cannot write the study's file, which one process holds: it writes it
 file of its own (`worker_file`), and the step copies that file's slices into the study's file inside its own
 transaction (`copy_slices`), a copy DuckDB does without a Python object per row. Either way the step's
 partitions land together or not at all, and the rows are the same.
+
+A scenario's days differ in a few rows: a day written after the day before (the same `chain`) is written as
+its changes, the day before's unchanged rows copied inside DuckDB and only the rows whose key changed sent
+from Python. The slice is the one a whole write gives, row for row.
 """
 
 from __future__ import annotations
@@ -12,36 +16,94 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import pandas as pd
 
 from .warehouse import NO_EXTENSIONS, Slice, ensure_schema, replace_slices, slice_frame, table_columns, transaction
 
+# table -> the columns that tell its rows apart within a slice: a row whose key holds the same row as the day
+# before is copied from it. Tables not named here are always written whole.
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "pages": ("page_id",),
+    "entities": ("entity_id",),
+    "aliases": ("alias",),
+    "facts": ("fact_id",),
+    "extraction_log": ("page_id",),
+    "governed_facts": ("id",),
+    "governed_names": ("entity_id", "valid_from"),
+}
+
+Rows = tuple[Sequence[str], list[tuple]]  # a table's columns, and its rows as tuples of them
+
+
+@dataclass
+class _Written:
+    """The last slice written of a chain, as each keyed table's rows by key (what the next day compares with)."""
+
+    where: Slice
+    by_key: dict[str, dict[Any, tuple]]
+    rows: int
+
 
 class SliceBatch:
     """Partitions' rows for `tables`, buffered: one INSERT per table while the rows are few (a small world pays
     one round trip, not one per partition), a flush every FLUSH_ROWS rows so memory stays bounded. Use inside
-    one transaction."""
+    one transaction.
+
+    A slice added with the `chain` of a slice added before it (a scenario's next day) whose rows numbered at
+    least CHANGES_FROM_ROWS is written at once as its changes from that slice; below that, a round trip per
+    slice costs more than the rows."""
 
     FLUSH_ROWS = 200_000
+    CHANGES_FROM_ROWS = 10_000
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, tables: Sequence[str]):
         self.conn, self.tables = conn, tuple(tables)
         self.frames: dict[str, list[pd.DataFrame]] = {t: [] for t in self.tables}
         self.slices: list[Slice] = []
         self.rows = 0
+        self.chains: dict[str, _Written] = {}
 
-    def add(self, where: Slice, tables: Mapping[str, tuple[Sequence[str], list[tuple]]]) -> None:
+    def add(self, where: Slice, tables: Mapping[str, Rows], chain: str | None = None,
+            constants: Mapping[str, Any] | None = None) -> None:
         """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
-        rows, has its slice emptied."""
+        rows, has its slice emptied. `constants` are columns every row of the slice shares beside the slice's
+        own (a day's step); `chain` names the slices that follow one another (a scenario's days, in order)."""
+        constants = dict(constants or {})
+        if chain is not None:
+            before = self.chains.get(chain)
+            self.chains[chain] = written = _Written(where, _by_key(tables), sum(len(r) for _, r in tables.values()))
+            if before is not None and before.rows >= self.CHANGES_FROM_ROWS:
+                self._add_changes(where, tables, constants, before, written)
+                return
         self.slices.append(where)
         for table, (columns, rows) in tables.items():
             if rows:
-                self.frames[table].append(slice_frame(where.columns, columns, rows))
+                self.frames[table].append(slice_frame({**where.columns, **constants}, columns, rows))
                 self.rows += len(rows)
         if self.rows >= self.FLUSH_ROWS:
             self.flush()
+
+    def _add_changes(self, where: Slice, tables: Mapping[str, Rows], constants: Mapping[str, Any],
+                     before: _Written, today: _Written) -> None:
+        """Write `where` now: each keyed table as the rows of `before` whose key holds the same row today,
+        copied inside DuckDB, and today's rows of every other key; any other table whole."""
+        self.flush()  # the slice before must be in the file to be copied from
+        shared = {**where.columns, **constants}
+        for table in self.tables:
+            columns, rows = tables.get(table, ((), []))
+            old, new = before.by_key.get(table), today.by_key.get(table)
+            if old is None or new is None:  # not keyed, or a key held two rows: written whole
+                replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, rows) if rows
+                               else pd.DataFrame())
+                continue
+            changed = [k for k, row in new.items() if old.get(k) != row] + [k for k in old if k not in new]
+            replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, [new[k] for k in changed
+                                                                                         if k in new]))
+            _copy_unchanged(self.conn, table, before.where, shared, changed)
 
     def flush(self) -> None:
         if not self.slices:
@@ -51,6 +113,37 @@ class SliceBatch:
             replace_slices(self.conn, table, [s.key for s in self.slices], rows)
         self.frames = {t: [] for t in self.tables}
         self.slices, self.rows = [], 0
+
+
+def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:
+    """Each keyed table's rows by key; a table where a key holds two rows is left out (written whole)."""
+    found = {}
+    for table, (columns, rows) in tables.items():
+        key = ROW_KEYS.get(table)
+        if key is None:
+            continue
+        at = [list(columns).index(c) for c in key]
+        by_key = {row[at[0]]: row for row in rows} if len(at) == 1 else {tuple(row[i] for i in at): row for row in rows}
+        if len(by_key) == len(rows):
+            found[table] = by_key
+    return found
+
+
+def _copy_unchanged(conn: duckdb.DuckDBPyConnection, table: str, before: Slice, shared: Mapping[str, Any],
+                    changed: list[Any]) -> None:
+    """Copy `before`'s rows of `table` whose key is not in `changed` into the slice `shared` names."""
+    key = ROW_KEYS[table]
+    anti = ""
+    if changed:
+        keys = [k if len(key) > 1 else (k,) for k in changed]
+        conn.register("_changed_keys", pd.DataFrame(keys, columns=list(key), dtype=object))
+        anti = f"ANTI JOIN _changed_keys USING ({', '.join(key)})"
+    replaced = ", ".join(f"? AS {column}" for column in shared)
+    where = " AND ".join(f"{column} = ?" for column in before.key)
+    conn.execute(f"INSERT INTO {table} SELECT * REPLACE ({replaced}) FROM {table} {anti} WHERE {where}",
+                 [*shared.values(), *before.key.values()])
+    if changed:
+        conn.unregister("_changed_keys")
 
 
 @contextmanager

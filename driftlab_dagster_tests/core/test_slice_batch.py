@@ -4,6 +4,7 @@ was."""
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,121 @@ def test_a_worker_file_must_be_new(tmp_path: Path):
         own.add(FRESH, {"entities": (COLUMNS, [(1, "once")])})
     with pytest.raises(FileExistsError, match="must be new"), worker_file(str(path), ["entities"]):
         pass
+
+
+# A scenario's days written one after another (a chain): each later day as its changes from the day before.
+DAYS = [Slice("w1", "v1", "Fresh", day) for day in ("2026-09-01", "2026-09-02", "2026-09-03")]
+FACT_COLUMNS = ("fact_id", "entity_id", "entity", "predicate", "object", "source_doc", "source_version",
+                "extracted_at", "valid_from", "extractor", "audience")
+NAME_COLUMNS = ("entity_id", "name", "valid_from", "valid_to")
+
+
+def _fact(fact_id: int, obj: str) -> tuple:
+    at = datetime(2026, 9, 1, 9)
+    return (fact_id, 1, "Pro plan", "price", obj, "pricing", 1, at, at, "rules", "everyone")
+
+
+def _name(entity_id: int, name: str, day: int, until: int | None = None) -> tuple:
+    return (entity_id, name, datetime(2026, 9, day), datetime(2026, 9, until) if until else None)
+
+
+# Each day's rows: day 2 changes one fact, drops one and adds one, renames an entity (a row of a two-column key
+# changed, another added) and drops its aliases; day 3 gives the same entity id two rows.
+CHAIN = [
+    {"facts": (FACT_COLUMNS, [_fact(1, "$10"), _fact(2, "$20"), _fact(3, "$30")]),
+     "governed_names": (NAME_COLUMNS, [_name(1, "Pro", 1), _name(2, "Team", 1)]),
+     "aliases": (("alias", "entity_id"), [("pro", 1)]),
+     "graph_maintenance": (("approach", "event"), [("patch", 0)])},
+    {"facts": (FACT_COLUMNS, [_fact(1, "$10"), _fact(3, "$35"), _fact(4, "$40")]),
+     "governed_names": (NAME_COLUMNS, [_name(1, "Pro", 1, 2), _name(1, "Pro plan", 2), _name(2, "Team", 1)])},
+    {"facts": (FACT_COLUMNS, [_fact(1, "$10"), _fact(1, "$11"), _fact(4, "$40")]),
+     "governed_names": (NAME_COLUMNS, [_name(1, "Pro", 1, 2), _name(1, "Pro plan", 2), _name(2, "Team", 1)])},
+]
+TABLES = ["facts", "governed_names", "aliases"]
+
+
+def _slices(conn, table: str) -> list[tuple]:
+    return conn.execute(f"SELECT * EXCLUDE (world, world_version, scenario) FROM {table} ORDER BY ALL").fetchall()
+
+
+def _write_chain(path: Path, changes_from: int, monkeypatch) -> dict[str, list[tuple]]:
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", changes_from)
+    conn = connect(str(path))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, TABLES)
+        for where, tables in zip(DAYS, CHAIN):
+            batch.add(where, {t: rows for t, rows in tables.items() if t in TABLES}, chain="Fresh")
+        batch.flush()
+    found = {table: _slices(conn, table) for table in TABLES}
+    conn.close()
+    return found
+
+
+def test_a_day_written_as_its_changes_holds_the_rows_of_a_whole_write(tmp_path: Path, monkeypatch):
+    whole = _write_chain(tmp_path / "whole.duckdb", 10**9, monkeypatch)
+    changes = _write_chain(tmp_path / "changes.duckdb", 0, monkeypatch)
+    assert changes == whole
+    # and the whole write is what the days say: day 2 lost fact 2 and its aliases, day 3 holds fact 1 twice
+    assert [(r[0].day, r[1], r[5]) for r in whole["facts"]] == [
+        (1, 1, "$10"), (1, 2, "$20"), (1, 3, "$30"), (2, 1, "$10"), (2, 3, "$35"), (2, 4, "$40"),
+        (3, 1, "$10"), (3, 1, "$11"), (3, 4, "$40")]
+    assert [r[0].day for r in whole["aliases"]] == [1]
+
+
+def test_unchanged_rows_are_copied_from_the_day_before_as_stored(tmp_path: Path, monkeypatch):
+    """The path is taken: a row the day before holds, changed in the file behind the batch's back, is copied
+    as the file holds it (a whole write would send the row from Python)."""
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
+    conn = connect(str(tmp_path / "study.duckdb"))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, ["facts"])
+        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]}, chain="Fresh")
+        batch.flush()
+        conn.execute("UPDATE facts SET extractor = 'edited' WHERE fact_id = 1")
+        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]}, chain="Fresh")
+    assert conn.execute("SELECT fact_id, extractor FROM facts WHERE day = '2026-09-02' ORDER BY 1").fetchall() == [
+        (1, "edited"), (3, "rules"), (4, "rules")]
+    conn.close()
+
+
+def test_a_small_day_before_is_written_whole_in_the_batch(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 4)  # day 1 holds 3 facts: day 2 is written whole
+    conn = connect(str(tmp_path / "study.duckdb"))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, ["facts"])
+        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]}, chain="Fresh")
+        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]}, chain="Fresh")
+        assert conn.execute("SELECT count(*) FROM facts").fetchone() == (0,)  # both still in the batch
+        batch.flush()
+    assert conn.execute("SELECT count(*) FROM facts").fetchone() == (6,)
+    conn.close()
+
+
+def test_constants_are_the_slice_s_own_in_copied_rows(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
+    columns = ("page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
+    page = ("pricing", "Pricing", "Pro costs $10.", 1, datetime(2026, 9, 1), True, "everyone", None)
+    conn = connect(str(tmp_path / "study.duckdb"))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, ["pages"])
+        for step, where in enumerate(DAYS):
+            batch.add(where, {"pages": (columns, [page])}, chain="Fresh", constants={"step": step})
+        batch.flush()
+    assert conn.execute("SELECT day, step FROM pages ORDER BY day").fetchall() == [
+        (date(2026, 9, 1), 0), (date(2026, 9, 2), 1), (date(2026, 9, 3), 2)]
+    conn.close()
+
+
+def test_a_worker_file_writes_its_chain_as_changes_and_copies_whole(study, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
+    path = str(tmp_path / "worker.duckdb")
+    with worker_file(path, TABLES) as own:
+        for where, tables in zip(DAYS, CHAIN):
+            own.add(where, {t: rows for t, rows in tables.items() if t in TABLES}, chain="Fresh")
+    with transaction(study):
+        copy_slices(study, path, TABLES, DAYS)
+    assert {t: _slices(study, t) for t in TABLES} == _write_chain(tmp_path / "whole.duckdb", 10**9, monkeypatch)

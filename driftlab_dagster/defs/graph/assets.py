@@ -118,8 +118,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                                 timings.append((replay.scenario, where.day, cost.timing()))
                             if day.tables is None:
                                 copied.append(where)
-                            else:
-                                batch.add(where, day.tables)
+                            else:  # a scenario's days in order: each written as its changes from the last
+                                batch.add(where, day.tables, chain=replay.scenario)
                             metadata[key] = {**day.counts, "where": where, "cost": cost, "spend": day.spend,
                                              "replayed_from": _replayed_from(world.checkpoints, replay.first,
                                                                              day.step, replay.resumed is not None,
@@ -241,7 +241,7 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
                 cost_row = cost.as_row()
                 tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
             if own is not None:
-                own.add(ctx.slice(replay.wanted[step]), tables)
+                own.add(ctx.slice(replay.wanted[step]), tables, chain=replay.scenario)
             governed_facts = governed_rows["governed_facts"]
             counts = {"facts": len(rows["facts"]), "entities": len(rows["entities"]),
                       "aliases": len(rows["aliases"]), "pages_logged": len(rows["extraction_log"]),

@@ -14,8 +14,8 @@ from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
 
-# The pages table's own columns (beside the slice's), in the order the rows below give them.
-PAGE_COLUMNS = ("step", "page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
+# The pages table's own columns (beside the slice's and its day's step), in the order the rows below give them.
+PAGE_COLUMNS = ("page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
 
 
 def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
@@ -46,12 +46,13 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             with warehouse.get_connection() as conn, transaction(conn):
                 batch = SliceBatch(conn, ["pages"])
                 for file, days in rendered:
-                    for key, where, rows, values in days:
-                        if rows is not None:
-                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)})
+                    for key, where, step, rows, values in days:
+                        if rows is not None:  # a scenario's days in order: each written as its changes
+                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.scenario,
+                                      constants={"step": step})
                         metadata[key] = values
                     if file is not None:
-                        copy_slices(conn, file, ["pages"], [where for _, where, _, _ in days])
+                        copy_slices(conn, file, ["pages"], [where for _, where, *_ in days])
                 batch.flush()
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
@@ -61,9 +62,9 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
 
 
 def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
-            file: str | None) -> Iterator[tuple[str, Slice, list[tuple] | None, dict]]:
-    """One scenario's pages on each day asked for, rendered through its history: (partition key, slice, rows or
-    None when written into `file`, the partition's metadata)."""
+            file: str | None) -> Iterator[tuple[str, Slice, int, list[tuple] | None, dict]]:
+    """One scenario's pages on each day asked for, rendered through its history: (partition key, slice, step,
+    rows or None when written into `file`, the partition's metadata)."""
     world = ctx.world
     wanted = {world.checkpoint(day).step: key for day, key in days}
     layer = KnowledgeLayer(Store())
@@ -77,12 +78,12 @@ def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
             where = ctx.slice(wanted[step])
             changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
             today = layer.store.sorted_pages()
-            rows = [(step, p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
+            rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
                      moved_from.get(p.id)) for p in today]
             if own is not None:
-                own.add(where, {"pages": (PAGE_COLUMNS, rows)})
-            yield wanted[step], where, None if own is not None else rows, _metadata(today, changed, step,
-                                                                                     where.world_version)
+                own.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=scenario, constants={"step": step})
+            yield wanted[step], where, step, None if own is not None else rows, _metadata(today, changed, step,
+                                                                                           where.world_version)
 
 
 def _metadata(pages: list[StoredPage], changed: list[str], step: int, world_version: str) -> dict:
