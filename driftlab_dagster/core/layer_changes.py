@@ -9,7 +9,7 @@ their building is paid again. The layer is the one `warehouse.stored_layer` buil
 to the order of its dicts (tested); only the reading is cheaper.
 
 Small tables (entities, aliases, the governed graph's names) are read whole: their rows cost less than the
-bookkeeping of their changes.
+bookkeeping of their changes. The graph step reads a scenario's page history the same way (`stored_page_history`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import duckdb
 from .governed import GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import ExtractionEntry, Fact, Store, StoredPage
-from .warehouse import READ_BACK, Slice, slice_tuples, stored_layer
+from .warehouse import READ_BACK, MissingUpstream, Slice, slice_tuples, stored_layer
 from .world import World
 
 _Object = TypeVar("_Object")
@@ -127,3 +127,40 @@ class LayerReader:
             layer = stored_layer(self._conn, self._world, where)
         self._last[scenario] = (where, layer)
         return layer
+
+
+def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
+                        upto_step: int, from_step: int = 0) -> dict[int, tuple[list[StoredPage], dict[str, str]]]:
+    """Step -> that day's pages (in id order) and renames (old page id -> new), for steps from_step..upto_step of
+    one scenario: what a graph replays. The first step is read whole, each later one as its changes from the
+    step before; a page that did not change is the same object on both days."""
+    in_scenario = "world = ? AND world_version = ? AND scenario = ?"
+    stored = {step for (step,) in conn.execute(
+        f"SELECT DISTINCT step FROM pages WHERE {in_scenario} AND step BETWEEN ? AND ?",
+        [world, world_version, scenario, from_step, upto_step]).fetchall()}
+    missing = [s for s in range(from_step, upto_step + 1) if s not in stored]
+    if missing:
+        raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
+                              "of the world file: materialise those `pages` partitions first")
+    columns, order = READ_BACK["pages"]
+    renamed = conn.execute(f"""SELECT step, renamed_from, page_id FROM pages
+                               WHERE {in_scenario} AND step BETWEEN ? AND ? AND renamed_from IS NOT NULL
+                               ORDER BY step, page_id""",
+                           [world, world_version, scenario, from_step, upto_step]).fetchall()
+    history: dict[int, tuple[list[StoredPage], dict[str, str]]] = {}
+    pages: dict[str, StoredPage] = {}
+    for step in range(from_step, upto_step + 1):
+        if step == from_step:
+            rows = conn.execute(f"SELECT {columns} FROM pages WHERE {in_scenario} AND step = ? ORDER BY {order}",
+                                [world, world_version, scenario, step]).fetchall()
+            today = [StoredPage(*row) for row in rows]
+        else:
+            found = conn.execute(f"""SELECT {columns}, step = ? AS this_day FROM pages
+                                     WHERE {in_scenario} AND step IN (?, ?)
+                                     QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
+                                 [step, world, world_version, scenario, step - 1, step]).fetchall()
+            today = Changes(new=[row[:-1] for row in found if row[-1]],
+                            gone=[row[:-1] for row in found if not row[-1]]).applied(pages, StoredPage)
+        pages = {page.id: page for page in today}
+        history[step] = (today, {old: new for s, old, new in renamed if s == step})
+    return history

@@ -28,7 +28,7 @@ import pandas as pd
 from .errors import UserError
 from .governed import EntityName, GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
-from .store import Store, StoredPage
+from .store import Store
 from .world import World
 
 if TYPE_CHECKING:
@@ -410,27 +410,6 @@ def stored_layer(conn: duckdb.DuckDBPyConnection, world: World, where: Slice) ->
     """One partition's knowledge layer as stored: its pages, both graphs and the extraction log."""
     store = Store.from_rows(*_store_rows(conn, where))
     return KnowledgeLayer(store, _governed_store(world, _governed_rows(conn, where), store))
-
-
-def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_version: str, scenario: str,
-                        upto_step: int, from_step: int = 0) -> dict[int, tuple[list[StoredPage], dict[str, str]]]:
-    """Step -> that day's pages (by id) and renames (old page id -> new), for steps from_step..upto_step of
-    one scenario: what a graph replays."""
-    rows = conn.execute(f"""SELECT world_version, step, renamed_from, {_PAGE_COLUMNS} FROM pages
-                            WHERE world = ? AND scenario = ? AND step BETWEEN ? AND ? ORDER BY step, page_id""",
-                        [world, scenario, from_step, upto_step]).fetchall()
-    history: dict[int, tuple[list[StoredPage], dict[str, str]]] = {}
-    for version, step, renamed_from, *page in rows:
-        if version == world_version:
-            pages, renames = history.setdefault(step, ([], {}))
-            pages.append(StoredPage(*page))
-            if renamed_from:
-                renames[renamed_from] = page[0]
-    missing = [s for s in range(from_step, upto_step + 1) if s not in history]
-    if missing:
-        raise MissingUpstream(f"pages of {scenario} for steps {missing} are missing or come from another version "
-                              "of the world file: materialise those `pages` partitions first")
-    return history
 
 
 def record_timings(conn: duckdb.DuckDBPyConnection, world: World, cost_table: str, run_id: str,

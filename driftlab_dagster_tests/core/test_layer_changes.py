@@ -12,14 +12,16 @@ from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
-from driftlab_dagster.core.layer_changes import Changes, LayerReader, read_changes
+from driftlab_dagster.core.layer_changes import Changes, LayerReader, read_changes, stored_page_history
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.slice_batch import SliceBatch
 from driftlab_dagster.core.store import Store
-from driftlab_dagster.core.study import replay_steps
-from driftlab_dagster.core.warehouse import MissingUpstream, Slice, connect, ensure_schema, stored_layer
+from driftlab_dagster.core.study import page_history, replay_steps
+from driftlab_dagster.core.warehouse import MissingUpstream, Slice, connect, ensure_schema, stored_layer, transaction
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
+from driftlab_dagster_tests.core.test_corpus_world import make_wiki
 from driftlab_dagster_tests.support.stored_layers import write_layer
 
 
@@ -133,3 +135,41 @@ def test_a_day_not_stored_is_read_whole_and_named_as_a_whole_read_names_it(tmp_p
     layers.read(first)
     with pytest.raises(MissingUpstream, match="no pages for Fresh on 2026-09-08"):
         layers.read(Slice(world.id, world.version, "Fresh", "2026-09-08"))
+
+
+@pytest.mark.parametrize("which", ["tessaly", "a wiki with a page moved, one deleted and one added"])
+def test_a_page_history_read_as_changes_is_the_history_the_core_renders(which: str, tmp_path: Path):
+    """What the graph step replays from (each scenario's pages and renames, step by step) read back as each
+    step's changes from the one before: the core's own page history, renames included, and a page that did
+    not change is the same object on both days."""
+    world = load_world(DEFAULT_WORLD if which == "tessaly" else make_wiki(tmp_path) / "world.yaml")
+    conn = connect(str(tmp_path / "w.duckdb"))
+    ensure_schema(conn)
+    last = len(world.checkpoints) - 1
+    columns = ("page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
+    renamed = 0
+    for scenario in world.scenario_names:
+        with transaction(conn):
+            batch = SliceBatch(conn, ["pages"])
+            for step, (pages, changed) in enumerate(page_history(world, scenario, last)):
+                moved_from = {new: old for old, new in world.renames_at(scenario, step).items()}
+                renamed += len(moved_from)
+                rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed, p.audience,
+                         moved_from.get(p.id)) for p in pages]
+                batch.add(Slice(world.id, world.version, scenario, world.checkpoints[step].key),
+                          {"pages": (columns, rows)}, chain=scenario, constants={"step": step})
+            batch.flush()
+    for scenario in world.scenario_names:
+        expected = page_history(world, scenario, last)
+        for first in (0, 1):
+            history = stored_page_history(conn, world.id, world.version, scenario, last, first)
+            assert list(history) == list(range(first, last + 1))
+            for step, (pages, renames) in history.items():
+                assert pages == expected[step][0], (scenario, step)
+                assert renames == world.renames_at(scenario, step)
+            kept = [p for p in history[last][0] if p in history[last - 1][0]]
+            assert kept and all(any(p is q for q in history[last - 1][0]) for p in kept)
+    assert renamed or which == "tessaly"
+    conn.execute("DELETE FROM pages WHERE scenario = ? AND step = 1", [world.scenario_names[0]])
+    with pytest.raises(MissingUpstream, match=r"for steps \[1\] are missing"):
+        stored_page_history(conn, world.id, world.version, world.scenario_names[0], last)

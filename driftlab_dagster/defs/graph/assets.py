@@ -11,6 +11,7 @@ from driftlab_dagster.core import drift
 from driftlab_dagster.core.extraction import CostSample
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
+from driftlab_dagster.core.layer_changes import stored_page_history
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.session import Session
@@ -22,7 +23,6 @@ from driftlab_dagster.core.warehouse import (
     Slice,
     record_timings,
     stored_layer,
-    stored_page_history,
     transaction,
 )
 from driftlab_dagster.core.workers import in_order, runs_apart
