@@ -10,7 +10,7 @@ breaks ties on the newest fact id.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TypeVar, cast
 
@@ -284,19 +284,29 @@ class Store:
         "extraction_log": ("page_id", "version", "extracted_at", "extractor", "issue"),
     }
 
-    def rows(self) -> dict[str, list[tuple]]:
-        """The store as rows, one list of tuples (ROW_COLUMNS) per table, in a stable order: what is written to
-        DuckDB, without a dict per row."""
-        return {
-            "pages": [(p.id, p.title, p.body, p.version, p.updated_at, p.audience) for p in self.sorted_pages()],
-            "entities": sorted(self.entities.items()),
-            "aliases": sorted(((a, e) for a, e in self.aliases.values()), key=lambda r: (r[0].casefold(), r[1])),
-            "facts": [(f.id, f.entity_id, self.entities[f.entity_id], f.predicate, f.object, f.source_doc,
-                       f.source_version, f.extracted_at, f.valid_from, f.extractor, f.audience)
-                      for _, f in sorted(self.facts.items())],
-            "extraction_log": [(e.page_id, e.version, e.extracted_at, e.extractor, e.issue)
-                               for _, e in sorted(self.extractions.items())],
-        }
+    def rows(self, tables: Iterable[str] = ROW_COLUMNS) -> dict[str, list[tuple]]:
+        """The store as rows, one list of tuples (ROW_COLUMNS) per table asked for, in a stable order: what is
+        written to DuckDB, without a dict per row. (The graph step writes no pages: the pages step does.)"""
+        return {table: self._row_builders[table](self) for table in tables}
+
+    def _page_rows(self) -> list[tuple]:
+        return [(p.id, p.title, p.body, p.version, p.updated_at, p.audience) for p in self.sorted_pages()]
+
+    def _alias_rows(self) -> list[tuple]:
+        return sorted(((a, e) for a, e in self.aliases.values()), key=lambda r: (r[0].casefold(), r[1]))
+
+    def _fact_rows(self) -> list[tuple]:
+        return [(f.id, f.entity_id, self.entities[f.entity_id], f.predicate, f.object, f.source_doc,
+                 f.source_version, f.extracted_at, f.valid_from, f.extractor, f.audience)
+                for _, f in sorted(self.facts.items())]
+
+    def _log_rows(self) -> list[tuple]:
+        return [(e.page_id, e.version, e.extracted_at, e.extractor, e.issue)
+                for _, e in sorted(self.extractions.items())]
+
+    _row_builders: dict[str, Callable[[Store], list[tuple]]] = {
+        "pages": _page_rows, "entities": lambda store: sorted(store.entities.items()), "aliases": _alias_rows,
+        "facts": _fact_rows, "extraction_log": _log_rows}
 
     def snapshot(self) -> dict[str, list[dict]]:
         """The store as rows, one list of dicts per table, in a stable order."""

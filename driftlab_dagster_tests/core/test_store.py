@@ -92,3 +92,4 @@ def test_a_stores_rows_load_back_into_an_equal_store():
                             [r[:entity] + r[entity + 1:] for r in rows["facts"]], rows["extraction_log"])
     assert again.snapshot() == store.snapshot()
     assert again.aliases and again.facts and again.extractions
+    assert store.rows(("facts", "aliases")) == {"facts": rows["facts"], "aliases": rows["aliases"]}  # no pages built

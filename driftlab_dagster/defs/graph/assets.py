@@ -234,8 +234,9 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
             if step not in replay.wanted:
                 continue
             assert replayed.governed is not None
-            rows, governed_rows = replayed.store.rows(), replayed.governed.rows()
-            tables = {t: (Store.ROW_COLUMNS[t], rows[t]) for t in ("entities", "aliases", "facts", "extraction_log")}
+            rows = replayed.store.rows(("entities", "aliases", "facts", "extraction_log"))
+            governed_rows = replayed.governed.rows()
+            tables = {t: (Store.ROW_COLUMNS[t], r) for t, r in rows.items()}
             tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
             if cost is not None:
                 cost_row = cost.as_row()
