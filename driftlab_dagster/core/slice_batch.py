@@ -36,7 +36,13 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
     "governed_names": ("entity_id", "valid_from"),
 }
 
-Rows = tuple[Sequence[str], list[tuple]]  # a table's columns, and its rows as tuples of them
+# A table's columns, and its rows as tuples of them: a list, or (a keyed table) a dict by its ROW_KEYS key in
+# row order, which spares the batch keying them again.
+Rows = tuple[Sequence[str], list[tuple] | dict[Any, tuple]]
+
+
+def _listed(rows: list[tuple] | dict[Any, tuple]) -> list[tuple]:
+    return list(rows.values()) if isinstance(rows, dict) else rows
 
 
 @dataclass
@@ -82,7 +88,7 @@ class SliceBatch:
         self.slices.append(where)
         for table, (columns, rows) in tables.items():
             if rows:
-                self.frames[table].append(slice_frame({**where.columns, **constants}, columns, rows))
+                self.frames[table].append(slice_frame({**where.columns, **constants}, columns, _listed(rows)))
                 self.rows += len(rows)
         if self.rows >= self.FLUSH_ROWS:
             self.flush()
@@ -97,10 +103,12 @@ class SliceBatch:
             columns, rows = tables.get(table, ((), []))
             old, new = before.by_key.get(table), today.by_key.get(table)
             if old is None or new is None:  # not keyed, or a key held two rows: written whole
-                replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, rows) if rows
+                replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, _listed(rows)) if rows
                                else pd.DataFrame())
                 continue
-            changed = [k for k, row in new.items() if old.get(k) != row] + [k for k in old if k not in new]
+            # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
+            changed = ([k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
+                       + [k for k in old if k not in new])
             replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, [new[k] for k in changed
                                                                                          if k in new]))
             _copy_unchanged(self.conn, table, before.where, shared, changed)
@@ -121,6 +129,9 @@ def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:
     for table, (columns, rows) in tables.items():
         key = ROW_KEYS.get(table)
         if key is None:
+            continue
+        if isinstance(rows, dict):  # keyed by the caller
+            found[table] = rows
             continue
         at = [list(columns).index(c) for c in key]
         by_key = {row[at[0]]: row for row in rows} if len(at) == 1 else {tuple(row[i] for i in at): row for row in rows}

@@ -295,14 +295,20 @@ class Store:
     def _alias_rows(self) -> list[tuple]:
         return sorted(((a, e) for a, e in self.aliases.values()), key=lambda r: (r[0].casefold(), r[1]))
 
+    def fact_row(self, f: Fact) -> tuple:
+        """One fact's row (ROW_COLUMNS["facts"]): its fields and its entity's name."""
+        return (f.id, f.entity_id, self.entities[f.entity_id], f.predicate, f.object, f.source_doc,
+                f.source_version, f.extracted_at, f.valid_from, f.extractor, f.audience)
+
+    @staticmethod
+    def log_row(e: ExtractionEntry) -> tuple:
+        return (e.page_id, e.version, e.extracted_at, e.extractor, e.issue)
+
     def _fact_rows(self) -> list[tuple]:
-        return [(f.id, f.entity_id, self.entities[f.entity_id], f.predicate, f.object, f.source_doc,
-                 f.source_version, f.extracted_at, f.valid_from, f.extractor, f.audience)
-                for _, f in sorted(self.facts.items())]
+        return [self.fact_row(f) for _, f in sorted(self.facts.items())]
 
     def _log_rows(self) -> list[tuple]:
-        return [(e.page_id, e.version, e.extracted_at, e.extractor, e.issue)
-                for _, e in sorted(self.extractions.items())]
+        return [self.log_row(e) for _, e in sorted(self.extractions.items())]
 
     _row_builders: dict[str, Callable[[Store], list[tuple]]] = {
         "pages": _page_rows, "entities": lambda store: sorted(store.entities.items()), "aliases": _alias_rows,

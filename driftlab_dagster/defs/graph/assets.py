@@ -1,6 +1,6 @@
 import os
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -8,6 +8,7 @@ import dagster as dg
 import duckdb
 
 from driftlab_dagster.core import drift
+from driftlab_dagster.core.day_rows import DayRows
 from driftlab_dagster.core.extraction import CostSample
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
@@ -15,7 +16,7 @@ from driftlab_dagster.core.layer_changes import stored_page_history
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.session import Session
-from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
+from driftlab_dagster.core.slice_batch import Rows, SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
@@ -201,7 +202,7 @@ class _ReplayedDay:
     model spend since the day before, and each event maintained since the replay began (for `replayed_from`)."""
 
     step: int
-    tables: Mapping[str, tuple[Sequence[str], list[tuple]]] | None  # None: written into the worker's file
+    tables: Mapping[str, Rows] | None  # None: written into the worker's file
     counts: dict[str, int]
     cost: CostSample | None
     spend: dict
@@ -226,6 +227,7 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
     layer = replay.resumed or KnowledgeLayer(Store(), GovernedStore(ctx.world))
     mark = spend_mark(session)
     maintained: list[str] = []  # each replayed event's maintenance, in order
+    day_rows = DayRows()
     with worker_file(file, GRAPH_TABLES) if file else nullcontext() as own:
         for step, replayed, cost in replay_steps(ctx.world, replay.scenario, layer, replay.pages_by_step,
                                                  session.extractor, replay.renames, replay.first):
@@ -233,25 +235,25 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
                 maintained.append(cost.approach if cost else "none")
             if step not in replay.wanted:
                 continue
-            assert replayed.governed is not None
-            rows = replayed.store.rows(("entities", "aliases", "facts", "extraction_log"))
-            governed_rows = replayed.governed.rows()
-            tables = {t: (Store.ROW_COLUMNS[t], r) for t, r in rows.items()}
-            tables.update((t, (GovernedStore.ROW_COLUMNS[t], r)) for t, r in governed_rows.items())
+            tables = day_rows.tables(replayed)  # rows unchanged since the day before are its own tuples
             if cost is not None:
                 cost_row = cost.as_row()
                 tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
             if own is not None:
                 own.add(ctx.slice(replay.wanted[step]), tables, chain=replay.scenario)
-            governed_facts = governed_rows["governed_facts"]
-            counts = {"facts": len(rows["facts"]), "entities": len(rows["entities"]),
-                      "aliases": len(rows["aliases"]), "pages_logged": len(rows["extraction_log"]),
-                      "issues": sum(bool(x[_ISSUE]) for x in rows["extraction_log"]),
+            log, governed_facts = tables["extraction_log"][1], tables["governed_facts"][1]
+            counts = {"facts": len(tables["facts"][1]), "entities": len(tables["entities"][1]),
+                      "aliases": len(tables["aliases"][1]), "pages_logged": len(log),
+                      "issues": sum(bool(x[_ISSUE]) for x in _values(log)),
                       "governed": len(governed_facts),
-                      "retracted": sum(r[_RETRACTED_AT] is not None for r in governed_facts)}
+                      "retracted": sum(r[_RETRACTED_AT] is not None for r in _values(governed_facts))}
             yield _ReplayedDay(step, None if own is not None else tables, counts, cost, spend_metadata(session, mark),
                                list(maintained))
             mark = spend_mark(session)
+
+
+def _values(rows: list[tuple] | dict[typing.Any, tuple]) -> Iterable[tuple]:
+    return rows.values() if isinstance(rows, dict) else rows
 
 
 def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,
