@@ -70,12 +70,6 @@ class ModelExtractor:
         other.client, other._ahead = client, {}
         return other
 
-    def _readable_units(self, page: StoredPage) -> list[Unit]:
-        return readable_units(self.units, page.body, page.title)
-
-    def _relations_of(self, unit: Unit) -> list[Predicate]:
-        return relations_of(self.ontology, unit)
-
     def read_ahead(self, pages: list[StoredPage]) -> None:
         """Ask, now, every relation call that extracting `pages` will make, grouped by relation: a model
         server reuses the evaluated prompt it shares with the call before (llama.cpp's prefix match), and
@@ -83,13 +77,13 @@ class ModelExtractor:
         each call re-reads the worked examples; in this order, only the first of each relation does. The
         replies wait in `_ahead` for `extract`, which takes each one once, so cost and cache accounting are
         the same as asking page by page."""
-        self.read_ahead_units([unit for page in pages for unit in self._readable_units(page)])
+        self.read_ahead_units([unit for page in pages for unit in readable_units(self.units, page.body, page.title)])
 
     def read_ahead_units(self, units: list[Unit]) -> None:
         """`read_ahead` for reading units themselves (a benchmark's labelled units)."""
         wanted: dict[tuple[str, str], Predicate] = {}
         for unit in units:
-            for p in self._relations_of(unit):
+            for p in relations_of(self.ontology, unit):
                 wanted.setdefault((p.name, unit.render()), p)
         order = {p.name: i for i, p in enumerate(self.ontology.predicates)}
         calls = sorted(wanted.items(), key=lambda item: order[item[0][0]])  # stable sort
@@ -116,11 +110,11 @@ class ModelExtractor:
         """The cache key of every call reading `units` makes (what a replay file of them must hold)."""
         return {call_key(self.client.model, self.relations[p.name], unit.render(), relation_schema(p),
                          self.MAX_RELATION_TOKENS)
-                for unit in units for p in self._relations_of(unit)}
+                for unit in units for p in relations_of(self.ontology, unit)}
 
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()
-        for unit in self._readable_units(page):
+        for unit in readable_units(self.units, page.body, page.title):
             self._read(unit, tally)
         return Extraction(tuple(tally.triples), tally.tokens_in, tally.tokens_out, estimated=False,
                           issue="; ".join(dict.fromkeys(tally.issues)), cached=tally.cached)
@@ -163,7 +157,7 @@ class ModelExtractor:
         """One call per relation whose cues the unit or its section uses: a unit that speaks of no relation
         is not asked about any, and one that speaks of prices is not asked about uptime."""
         found = []
-        for p in self._relations_of(unit):
+        for p in relations_of(self.ontology, unit):
             reply = self._ask(p, unit, tally)
             if reply is None:
                 continue

@@ -16,7 +16,7 @@ import pytest
 
 from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.grounding import enumeration, ground, relations_to_ask
-from driftlab_dagster.core.model_extractor import ModelExtractor, extraction_calls
+from driftlab_dagster.core.model_extractor import ModelExtractor, extraction_calls, relations_of
 from driftlab_dagster.core.ontology import Ontology, Predicate, Triple
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.scoring import matches
@@ -559,12 +559,12 @@ def test_a_relation_is_asked_for_its_cue_in_the_statements_own_section_not_a_cha
         return '{"states": false, "subject": "", "object": ""}'
 
     extractor = ModelExtractor(ontology, CachedClient(ReplayClient(reply)))
-    assert [p.name for p in extractor._relations_of(voting)] == ["time_allowance"]  # "Types" is a chapter's
+    assert [p.name for p in relations_of(extractor.ontology, voting)] == ["time_allowance"]  # "Types" is a chapter's
     extractor.extract_unit(voting)
     assert len(asked) == 1
     # A cue in the statement's own heading, the page title or the lead-in still routes.
     annual_leave = ModelExtractor(Ontology([_open("x", cues=("annual",))]), CachedClient(ReplayClient(reply)))
-    assert [p.name for p in annual_leave._relations_of(annual)] == ["x"]
+    assert [p.name for p in relations_of(annual_leave.ontology, annual)] == ["x"]
 
 
 # ----- 7: how a relation is asked -----
