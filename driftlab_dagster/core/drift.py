@@ -32,13 +32,14 @@ def pages_ahead_of(store: Store) -> list[dict]:
 
 
 def superseded_facts(conn: duckdb.DuckDBPyConnection, where: Slice) -> list[dict]:
-    """Facts read from a page version that is no longer the page's current version."""
+    """Facts read from a page version that is no longer the page's current version, ordered by every column: the
+    order the rows were written in (a day written as its changes differs from a whole write) never shows."""
     return records(conn, f"""
         SELECT f.entity, f.predicate, f.object, f.source_doc, f.source_version, p.version AS page_version
         FROM facts f JOIN pages p USING (world, world_version, scenario, day)
         WHERE p.page_id = f.source_doc AND f.{_SCOPE.replace(' AND ', ' AND f.')}
           AND p.version > f.source_version
-        ORDER BY f.source_doc, f.entity, f.predicate""", _params(where))
+        ORDER BY f.source_doc, f.entity, f.predicate, f.object, f.source_version""", _params(where))
 
 
 def spelling_splits(conn: duckdb.DuckDBPyConnection, where: Slice, name_key: Callable[[str], str]) -> list[dict]:
