@@ -11,19 +11,18 @@ unchanged ones by identity. The rows are those `Store.rows` and `GovernedStore.r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
 from .governed import GovernedStore
 from .layer import KnowledgeLayer
+from .slice_batch import Rows
 from .store import Store
 
 # A governed fact's row is its fields and its entity's current name (GovernedStore.ROW_COLUMNS).
 _GOVERNED_FACT_VALUES = attrgetter(*GovernedStore.ROW_COLUMNS["governed_facts"][:-1])
 _NAME_VALUES = attrgetter(*GovernedStore.ROW_COLUMNS["governed_names"])
-
-TableRows = tuple[Sequence[str], list[tuple] | dict[Any, tuple]]
 
 
 class DayRows:
@@ -33,12 +32,12 @@ class DayRows:
         # table -> (the objects the rows were built from, the rows), both by key (slice_batch.ROW_KEYS)
         self._before: dict[str, tuple[dict[Any, Any], dict[Any, tuple]]] = {}
 
-    def tables(self, layer: KnowledgeLayer) -> dict[str, TableRows]:
+    def tables(self, layer: KnowledgeLayer) -> dict[str, Rows]:
         """The layer's six graph tables: entities, aliases and governed names as lists, facts, log entries and
         governed facts by key in key order."""
         store, governed = layer.store, layer.governed
         assert governed is not None, "a replayed layer always holds its governed graph"
-        tables: dict[str, TableRows] = {t: (Store.ROW_COLUMNS[t], rows)
+        tables: dict[str, Rows] = {t: (Store.ROW_COLUMNS[t], rows)
                                         for t, rows in store.rows(("entities", "aliases")).items()}
         names = store.entities
         tables["facts"] = (Store.ROW_COLUMNS["facts"], self._rows(

@@ -1,6 +1,6 @@
 import os
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -36,10 +36,6 @@ from driftlab_dagster.defs.resources import ModelResource, WarehouseResource, sp
 # public class's own signature, so a Dagster that renames the internal module still hands us the right type.
 _TargetMaterialization = next(t for t in typing.get_args(
     typing.get_type_hints(dg.AssetCheckEvaluation.__new__)["target_materialization_data"]) if t is not type(None))
-
-# Where the metadata's counts sit in the rows written.
-_ISSUE = Store.ROW_COLUMNS["extraction_log"].index("issue")
-_RETRACTED_AT = GovernedStore.ROW_COLUMNS["governed_facts"].index("retracted_at")
 
 GRAPH_TABLES = ("entities", "aliases", "facts", "extraction_log", "graph_maintenance", "governed_facts",
                 "governed_names")
@@ -241,19 +237,16 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
                 tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
             if own is not None:
                 own.add(ctx.slice(replay.wanted[step]), tables, chain=replay.scenario)
-            log, governed_facts = tables["extraction_log"][1], tables["governed_facts"][1]
-            counts = {"facts": len(tables["facts"][1]), "entities": len(tables["entities"][1]),
-                      "aliases": len(tables["aliases"][1]), "pages_logged": len(log),
-                      "issues": sum(bool(x[_ISSUE]) for x in _values(log)),
-                      "governed": len(governed_facts),
-                      "retracted": sum(r[_RETRACTED_AT] is not None for r in _values(governed_facts))}
+            store, governed = replayed.store, replayed.governed
+            assert governed is not None
+            counts = {"facts": len(store.facts), "entities": len(store.entities), "aliases": len(store.aliases),
+                      "pages_logged": len(store.extractions),
+                      "issues": sum(bool(x.issue) for x in store.extractions.values()),
+                      "governed": len(governed.facts),
+                      "retracted": sum(f.retracted_at is not None for f in governed.facts.values())}
             yield _ReplayedDay(step, None if own is not None else tables, counts, cost, spend_metadata(session, mark),
                                list(maintained))
             mark = spend_mark(session)
-
-
-def _values(rows: list[tuple] | dict[typing.Any, tuple]) -> Iterable[tuple]:
-    return rows.values() if isinstance(rows, dict) else rows
 
 
 def _resume_point(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, ctx: StudyContext,
