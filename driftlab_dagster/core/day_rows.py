@@ -29,7 +29,7 @@ class DayRows:
     """One scenario's graph tables, asked day after day of one replay (the same layer, changed in place)."""
 
     def __init__(self) -> None:
-        # table -> (the objects the rows were built from, the rows), both by key (slice_batch.ROW_KEYS)
+        # table -> (the objects the rows were built from, the rows), both by key (warehouse.ROW_KEYS)
         self._before: dict[str, tuple[dict[Any, Any], dict[Any, tuple]]] = {}
 
     def tables(self, layer: KnowledgeLayer) -> dict[str, Rows]:

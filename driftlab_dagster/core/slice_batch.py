@@ -22,19 +22,16 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from .warehouse import NO_EXTENSIONS, Slice, ensure_schema, replace_slices, slice_frame, table_columns, transaction
-
-# table -> the columns that tell its rows apart within a slice: a row whose key holds the same row as the day
-# before is copied from it. Tables not named here are always written whole.
-ROW_KEYS: dict[str, tuple[str, ...]] = {
-    "pages": ("page_id",),
-    "entities": ("entity_id",),
-    "aliases": ("alias",),
-    "facts": ("fact_id",),
-    "extraction_log": ("page_id",),
-    "governed_facts": ("id",),
-    "governed_names": ("entity_id", "valid_from"),
-}
+from .warehouse import (
+    NO_EXTENSIONS,
+    ROW_KEYS,
+    Slice,
+    ensure_schema,
+    replace_slices,
+    slice_frame,
+    table_columns,
+    transaction,
+)
 
 # A table's columns, and its rows as tuples of them: a list, or (a keyed table) a dict by its ROW_KEYS key in
 # row order, which spares the batch keying them again.

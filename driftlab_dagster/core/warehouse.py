@@ -349,16 +349,37 @@ def _field_columns(cls: type[DataclassInstance]) -> str:
     return ", ".join(f'"{name}"' for name in cls.__dataclass_fields__)
 
 
-# table -> (the columns of a row read back, in the order of what it becomes; the table's order, its key first).
+# table -> the columns that tell its rows apart within a slice: the order its rows are read back in, and what a
+# day written as its changes compares with the day before (slice_batch: a row whose key holds the same row as
+# the day before is copied from it). A table not named here is always written whole.
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "pages": ("page_id",),
+    "entities": ("entity_id",),
+    "aliases": ("alias",),
+    "facts": ("fact_id",),
+    "extraction_log": ("page_id",),
+    "governed_facts": ("id",),
+    "governed_names": ("entity_id", "valid_from"),
+}
+
+# table -> the columns of a row read back, in the order of the object it becomes.
+_READ_COLUMNS = {
+    "pages": _PAGE_COLUMNS,
+    "entities": "entity_id, name",
+    "aliases": "alias, entity_id",
+    "facts": "fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, extractor, "
+             "audience",
+    "extraction_log": "page_id, version, extracted_at, extractor, issue",
+    "governed_facts": _field_columns(GovernedFact),
+    "governed_names": _field_columns(EntityName),
+}
+
+# Where a key may hold two rows of a slice (an entity given two names on one day), what orders them after it.
+_THEN_BY = {"governed_names": ("name",)}
+
+# table -> (its columns read back, its order: the key first).
 READ_BACK: dict[str, tuple[str, str]] = {
-    "pages": (_PAGE_COLUMNS, "page_id"),
-    "entities": ("entity_id, name", "entity_id"),
-    "aliases": ("alias, entity_id", "alias"),
-    "facts": ("fact_id, entity_id, predicate, object, source_doc, source_version, extracted_at, valid_from, "
-              "extractor, audience", "fact_id"),
-    "extraction_log": ("page_id, version, extracted_at, extractor, issue", "page_id"),
-    "governed_facts": (_field_columns(GovernedFact), "id"),
-    "governed_names": (_field_columns(EntityName), "entity_id, valid_from, name"),
+    table: (columns, ", ".join(ROW_KEYS[table] + _THEN_BY.get(table, ()))) for table, columns in _READ_COLUMNS.items()
 }
 
 
