@@ -93,13 +93,21 @@ def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -
 
 
 def _changes(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, before: Slice) -> Changes:
-    """The rows of `table` that only one of the two days holds, in one pass over both (NULLs compare equal, as
-    in any grouping); a slice never holds a row twice."""
+    """The rows of `table` that `where` holds and `before` does not, and the reverse."""
+    return _changes_between(conn, table, "world = ? AND world_version = ? AND scenario = ?",
+                            [where.world, where.world_version, where.scenario], "day", where.day, before.day)
+
+
+def _changes_between(conn: duckdb.DuckDBPyConnection, table: str, in_scenario: str, params: list[str], by: str,
+                     this: Any, earlier: Any) -> Changes:
+    """The rows of `table` in one scenario (`in_scenario` with `params`) that only one of two days holds, the
+    days told by column `by` (`this` and `earlier`), in one pass over both (NULLs compare equal, as in any
+    grouping); a day never holds a row twice."""
     columns = READ_BACK[table][0]
-    rows = conn.execute(f"""SELECT {columns}, day = ?::DATE AS this_day FROM {table}
-                            WHERE world = ? AND world_version = ? AND scenario = ? AND day IN (?::DATE, ?::DATE)
+    rows = conn.execute(f"""SELECT {columns}, {by} = ? AS this_day FROM {table}
+                            WHERE {in_scenario} AND {by} IN (?, ?)
                             QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
-                        [where.day, where.world, where.world_version, where.scenario, where.day, before.day]).fetchall()
+                        [this, *params, this, earlier]).fetchall()
     return Changes(new=[row[:-1] for row in rows if row[-1]], gone=[row[:-1] for row in rows if not row[-1]])
 
 
@@ -155,12 +163,8 @@ def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_versi
                                 [world, world_version, scenario, step]).fetchall()
             today = [StoredPage(*row) for row in rows]
         else:
-            found = conn.execute(f"""SELECT {columns}, step = ? AS this_day FROM pages
-                                     WHERE {in_scenario} AND step IN (?, ?)
-                                     QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
-                                 [step, world, world_version, scenario, step - 1, step]).fetchall()
-            today = Changes(new=[row[:-1] for row in found if row[-1]],
-                            gone=[row[:-1] for row in found if not row[-1]]).applied(pages, StoredPage)
+            today = _changes_between(conn, "pages", in_scenario, [world, world_version, scenario], "step", step,
+                                     step - 1).applied(pages, StoredPage)
         pages = {page.id: page for page in today}
         history[step] = (today, {old: new for s, old, new in renamed if s == step})
     return history
