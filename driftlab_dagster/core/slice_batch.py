@@ -6,9 +6,11 @@ file of its own (`worker_file`), and the step copies that file's slices into the
 transaction (`copy_slices`), a copy DuckDB does without a Python object per row. Either way the step's
 partitions land together or not at all, and the rows are the same.
 
-A scenario's days differ in a few rows: a day written after the day before (the same `chain`) is written as
-its changes, the day before's unchanged rows copied inside DuckDB and only the rows whose key changed sent
-from Python. The slice is the one a whole write gives, row for row.
+A world's partitions differ in a few rows: a scenario's day from the day before, and one scenario's days from
+another's (the scenarios hold the same pages and graphs until their policies part). A slice written after
+another of the same `chain` (a world's partitions, in the order a step makes them) is written as its changes
+from it, the unchanged rows copied inside DuckDB and only the rows whose key changed sent from Python. The
+slice is the one a whole write gives, row for row, however different the two slices are.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def _listed(rows: list[tuple] | dict[Any, tuple]) -> list[tuple]:
 
 @dataclass
 class _Written:
-    """The last slice written of a chain, as each keyed table's rows by key (what the next day compares with)."""
+    """The last slice written of a chain, as each keyed table's rows by key (what the chain's next slice is
+    compared with)."""
 
     where: Slice
     by_key: dict[str, dict[Any, tuple]]
@@ -56,9 +59,9 @@ class SliceBatch:
     one round trip, not one per partition), a flush every FLUSH_ROWS rows so memory stays bounded. Use inside
     one transaction.
 
-    A slice added with the `chain` of a slice added before it (a scenario's next day) whose rows numbered at
-    least CHANGES_FROM_ROWS is written at once as its changes from that slice; below that, a round trip per
-    slice costs more than the rows."""
+    A slice added with the `chain` of a slice added before it (the same world's partition before it, of its
+    own scenario or another's) whose rows numbered at least CHANGES_FROM_ROWS is written at once as its changes
+    from that slice; below that, a round trip per slice costs more than the rows."""
 
     FLUSH_ROWS = 200_000
     CHANGES_FROM_ROWS = 10_000
@@ -74,7 +77,7 @@ class SliceBatch:
             constants: Mapping[str, Any] | None = None) -> None:
         """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
         rows, has its slice emptied. `constants` are columns every row of the slice shares beside the slice's
-        own (a day's step); `chain` names the slices that follow one another (a scenario's days, in order)."""
+        own (a day's step); `chain` names the slices that follow one another and differ in few rows (a world's)."""
         constants = dict(constants or {})
         if chain is not None:
             before = self.chains.get(chain)

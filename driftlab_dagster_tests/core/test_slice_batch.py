@@ -130,6 +130,36 @@ def test_a_day_written_as_its_changes_holds_the_rows_of_a_whole_write(tmp_path: 
     assert [r[0].day for r in whole["aliases"]] == [1]
 
 
+# A world's partitions in the order a step writes them: one scenario's days, then the next scenario's, whose
+# first day follows the other's last (and holds what the other's first day held).
+ACROSS = [*zip(DAYS, CHAIN), *zip([Slice("w1", "v1", "StaleGraph", d.day) for d in DAYS[:2]], CHAIN[:2])]
+
+
+def _write_across(path: Path, changes_from: int, monkeypatch) -> dict[str, list[tuple]]:
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", changes_from)
+    conn = connect(str(path))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, TABLES)
+        for where, tables in ACROSS:
+            batch.add(where, {t: rows for t, rows in tables.items() if t in TABLES}, chain="w1")
+        batch.flush()
+    found = {t: conn.execute(f"SELECT * EXCLUDE (world, world_version) FROM {t} ORDER BY ALL").fetchall()
+             for t in TABLES}
+    conn.close()
+    return found
+
+
+def test_a_scenario_s_first_day_written_as_changes_from_another_s_last_holds_a_whole_write(tmp_path: Path,
+                                                                                          monkeypatch):
+    whole = _write_across(tmp_path / "whole.duckdb", 10**9, monkeypatch)
+    assert _write_across(tmp_path / "changes.duckdb", 0, monkeypatch) == whole
+    # the second scenario's slices are its own rows under its own name: day 1 holds facts 1-3 again
+    assert [(r[0], r[1].day, r[2]) for r in whole["facts"] if r[0] == "StaleGraph"] == [
+        ("StaleGraph", 1, 1), ("StaleGraph", 1, 2), ("StaleGraph", 1, 3),
+        ("StaleGraph", 2, 1), ("StaleGraph", 2, 3), ("StaleGraph", 2, 4)]
+
+
 def test_unchanged_rows_are_copied_from_the_day_before_as_stored(tmp_path: Path, monkeypatch):
     """The path is taken: a row the day before holds, changed in the file behind the batch's back, is copied
     as the file holds it (a whole write would send the row from Python)."""

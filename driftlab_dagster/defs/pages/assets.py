@@ -47,8 +47,8 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 batch = SliceBatch(conn, ["pages"])
                 for file, days in rendered:
                     for key, where, step, rows, values in days:
-                        if rows is not None:  # a scenario's days in order: each written as its changes
-                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.scenario,
+                        if rows is not None:  # each written as its changes from the partition before it
+                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.world,
                                       constants={"step": step})
                         metadata[key] = values
                     if file is not None:
@@ -81,7 +81,7 @@ def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
             rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
                      moved_from.get(p.id)) for p in today]
             if own is not None:
-                own.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=scenario, constants={"step": step})
+                own.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.world, constants={"step": step})
             yield wanted[step], where, step, None if own is not None else rows, _metadata(today, changed, step,
                                                                                            where.world_version)
 
