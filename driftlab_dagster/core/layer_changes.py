@@ -2,11 +2,13 @@
 
 A scenario's day differs from the day before in the pages that changed and in what the graphs read from them:
 at 40,000 pages a partition's layer is some 200,000 rows, of which a few hundred are new. The answers step asks
-a scenario's days one after another, so it reads the first whole and each later one as its changes: the rows
-DuckDB holds for that day and not for the day before, and the reverse, found by DuckDB in one pass over both
-days. The objects of the rows that did not change are the earlier layer's own, so neither their reading nor
-their building is paid again. The layer is the one `warehouse.stored_layer` builds from the whole slice, down
-to the order of its dicts (tested); only the reading is cheaper.
+a scenario's days one after another, so it reads each later one as its changes: the rows DuckDB holds for that
+day and not for the day before, and the reverse, found by DuckDB in one pass over both days. A scenario's first
+day is read as its changes from another scenario's (the scenarios hold the same rows until their policies
+part), so only the first partition is read whole. The objects of the rows that did not change are the earlier
+layer's own, so neither their reading nor their building is paid again. The layer is the one
+`warehouse.stored_layer` builds from the whole slice, down to the order of its dicts (tested); only the reading
+is cheaper.
 
 Small tables (entities, aliases, the governed graph's names) are read whole: their rows cost less than the
 bookkeeping of their changes. The graph step reads a scenario's page history the same way (`stored_page_history`).
@@ -80,10 +82,10 @@ _CHANGED = ("pages", "facts", "extraction_log", "governed_facts")
 
 
 def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -> LayerChanges | None:
-    """`where`'s layer as the changes from `before`'s (another day of the same scenario and world version), or
-    None when `where` is not stored at this version of the world file (read it whole then: that read names the
-    partition to materialise)."""
-    assert (where.world, where.world_version, where.scenario) == (before.world, before.world_version, before.scenario)
+    """`where`'s layer as the changes from `before`'s (another partition of the same world version: the day
+    before, or another scenario's day), or None when `where` is not stored at this version of the world file
+    (read it whole then: that read names the partition to materialise)."""
+    assert (where.world, where.world_version) == (before.world, before.world_version)
     if not all(conn.execute(f"SELECT 1 FROM {table} WHERE {_IN_SLICE} LIMIT 1", _params(where)).fetchone()
                for table in ("pages", "extraction_log")):
         return None
@@ -94,20 +96,22 @@ def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -
 
 def _changes(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, before: Slice) -> Changes:
     """The rows of `table` that `where` holds and `before` does not, and the reverse."""
-    return _changes_between(conn, table, "world = ? AND world_version = ? AND scenario = ?",
-                            [where.world, where.world_version, where.scenario], "day", where.day, before.day)
+    in_slice = "scenario = ? AND day = ?"
+    return _changes_between(conn, table, "world = ? AND world_version = ?", [where.world, where.world_version],
+                            (in_slice, [where.scenario, where.day]), (in_slice, [before.scenario, before.day]))
 
 
-def _changes_between(conn: duckdb.DuckDBPyConnection, table: str, in_scenario: str, params: list[str], by: str,
-                     this: Any, earlier: Any) -> Changes:
-    """The rows of `table` in one scenario (`in_scenario` with `params`) that only one of two days holds, the
-    days told by column `by` (`this` and `earlier`), in one pass over both (NULLs compare equal, as in any
-    grouping); a day never holds a row twice."""
+def _changes_between(conn: duckdb.DuckDBPyConnection, table: str, within: str, params: list,
+                     this: tuple[str, list], earlier: tuple[str, list]) -> Changes:
+    """The rows of `table` (those `within` with `params` select) that only one of two slices holds, each slice
+    a condition and its parameters, in one pass over both (NULLs compare equal, as in any grouping); a slice
+    never holds a row twice."""
     columns = READ_BACK[table][0]
-    rows = conn.execute(f"""SELECT {columns}, {by} = ? AS this_day FROM {table}
-                            WHERE {in_scenario} AND {by} IN (?, ?)
+    (this_holds, this_params), (earlier_holds, earlier_params) = this, earlier
+    rows = conn.execute(f"""SELECT {columns}, ({this_holds}) AS this_one FROM {table}
+                            WHERE {within} AND (({this_holds}) OR ({earlier_holds}))
                             QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
-                        [this, *params, this, earlier]).fetchall()
+                        [*this_params, *params, *this_params, *earlier_params]).fetchall()
     return Changes(new=[row[:-1] for row in rows if row[-1]], gone=[row[:-1] for row in rows if not row[-1]])
 
 
@@ -116,24 +120,26 @@ def _params(where: Slice) -> list[str]:
 
 
 class LayerReader:
-    """Reads partitions' layers one after another: each as its changes from the day of its scenario read last
-    (at the same version of the world file), the first of each scenario whole. The answers step asks partitions
-    in key order, a day's scenarios side by side, so the last layer of every scenario is kept (one layer per
-    scenario in memory). The layers it hands out must not be changed (answering only reads them): the next day
-    is made from them."""
+    """Reads partitions' layers one after another, each as its changes from a layer read before it (at the same
+    version of the world file): a scenario's later day from its day before, a scenario's first day from the
+    layer read last (another scenario's, which until the scenarios' policies part holds the same rows); only
+    the first partition is read whole. The answers step asks partitions in key order, a day's scenarios side
+    by side, so the last layer of every scenario is kept (one layer per scenario in memory). The layers it
+    hands out must not be changed (answering only reads them): the next day is made from them."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, world: World):
         self._conn, self._world = conn, world
         self._last: dict[tuple[str, str, str], tuple[Slice, KnowledgeLayer]] = {}
+        self._latest: dict[tuple[str, str], tuple[Slice, KnowledgeLayer]] = {}
 
     def read(self, where: Slice) -> KnowledgeLayer:
-        scenario = (where.world, where.world_version, where.scenario)
-        last = self._last.get(scenario)
+        version = (where.world, where.world_version)
+        last = self._last.get((*version, where.scenario)) or self._latest.get(version)
         if last is not None and (changes := read_changes(self._conn, where, last[0])) is not None:
             layer = changes.layer(self._world, last[1])
         else:
             layer = stored_layer(self._conn, self._world, where)
-        self._last[scenario] = (where, layer)
+        self._last[(*version, where.scenario)] = self._latest[version] = (where, layer)
         return layer
 
 
@@ -163,8 +169,8 @@ def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_versi
                                 [world, world_version, scenario, step]).fetchall()
             today = [StoredPage(*row) for row in rows]
         else:
-            today = _changes_between(conn, "pages", in_scenario, [world, world_version, scenario], "step", step,
-                                     step - 1).applied(pages, StoredPage)
+            today = _changes_between(conn, "pages", in_scenario, [world, world_version, scenario], ("step = ?", [step]),
+                                     ("step = ?", [step - 1])).applied(pages, StoredPage)
         pages = {page.id: page for page in today}
         history[step] = (today, {old: new for s, old, new in renamed if s == step})
     return history

@@ -68,12 +68,15 @@ def test_every_day_of_every_scenario_read_as_its_changes_is_the_layer_read_whole
     changed_rows = whole_rows = 0
     day_before: dict[str, Slice] = {}
     read_before: dict[str, KnowledgeLayer] = {}
+    read_last: KnowledgeLayer | None = None
     for step, where in wheres:
         layer = layers.read(where)
-        if where.scenario in read_before:  # read as changes: the unchanged pages are the day before's objects
-            earlier = read_before[where.scenario].store.pages
-            assert any(page is earlier.get(page_id) for page_id, page in layer.store.pages.items()), where
-        read_before[where.scenario] = layer
+        # Read as changes, the unchanged pages are the objects of the layer it was read from: the scenario's
+        # day before, or (its first day) the layer read just before it, another scenario's first day.
+        earlier = read_before.get(where.scenario, read_last)
+        if earlier is not None:
+            assert any(page is earlier.store.pages.get(page_id) for page_id, page in layer.store.pages.items()), where
+        read_before[where.scenario] = read_last = layer
         whole = stored_layer(conn, world, where)
         assert _state(layer) == _state(whole), where
         assert (evaluate(layer, world, where.scenario, step, reader, ALL_DESIGNS, extractor=extractor)

@@ -37,8 +37,9 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
             with study_session(ctx, conn, model, progress) as session:
                 progress.stage(f"{world.id} answers", len(keys))
                 # Partitions are asked independently: `workers` at a time in worker processes, each given its
-                # layer as read here (a forked worker starts with it in memory). A scenario's days are read
-                # each as its changes from the day before: the same layers, from a fraction of the rows.
+                # layer as read here (a forked worker starts with it in memory). Each partition is read as its
+                # changes from the scenario's day before or, a first day, from another scenario's: the same
+                # layers, from a fraction of the rows.
                 layers = LayerReader(conn, world)
                 for group in (keys[i:i + workers] for i in range(0, len(keys), workers)):
                     stored = [(key, layers.read(ctx.slice(key))) for key in group]
