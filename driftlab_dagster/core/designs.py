@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from . import permissions
-from .governed import GovernedResolver
+from .governed_resolver import GovernedResolver
 from .ontology import Ontology, Triple
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
 from .retrieval import Retriever

@@ -8,7 +8,7 @@ from .call_cache import CachedClient
 from .clients import ChatReply
 from .designs import DESIGNS, Agent, Design
 from .extraction import Extractor
-from .governed import GovernedResolver
+from .governed_resolver import GovernedResolver
 from .layer import KnowledgeLayer
 from .readers import Reader
 from .retrieval import Bm25Retriever, Retriever

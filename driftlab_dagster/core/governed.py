@@ -19,15 +19,13 @@ What the seed post wished for and did not build, as one store and one read rule:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from operator import attrgetter
 
-from .grounding import ground, overlap
 from .ontology import Triple
 from .store import StoredPage
-from .units import Unit
-from .values import name_words, names_closely, names_match, normalise, states
+from .values import normalise
 from .world import World
 
 FOREVER = None  # an open interval end
@@ -66,25 +64,6 @@ class EntityName:
 # A fact's and a name's field values as one tuple, in field order (dataclasses.astuple would deep-copy).
 _FACT_VALUES = attrgetter(*GovernedFact.__dataclass_fields__)
 _NAME_VALUES = attrgetter(*EntityName.__dataclass_fields__)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    value: str
-    rank: int
-    date: dt.datetime
-    source: str
-    settled_by_newer_version: bool = False
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The governed answer for one (entity, predicate): the value, whether to hedge, and why."""
-
-    value: str | None
-    hedged: bool
-    why: str
-    candidates: tuple[Candidate, ...] = ()
 
 
 class GovernedStore:
@@ -315,182 +294,3 @@ class GovernedStore:
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
         store.extractions = extractions
         return store
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Reading: fact-level staleness in code.
-
-
-class GovernedResolver:
-    """Answers (name, predicate) from a governed store and the pages as they are now.
-
-    `read` is how a page newer than the graph is read at question time: the run's own extractor (the regex
-    one, or the model through the same call cache), so a model run's Governed column is the model's too.
-    """
-
-    def __init__(self, store: GovernedStore, pages: list[StoredPage],
-                 read: Callable[[StoredPage], Iterable[Triple]] | None = None):
-        self.store = store
-        self.world = store.world
-        self._pages = {page.id: page for page in pages}
-        self._units: dict[str, list[Unit]] = {}  # page id -> its units, cut once per resolver
-        ontology = self.world.ontology
-        read = read or (lambda page: ontology.parse(page.body))
-        self._renames = ontology.rename_predicates()
-        # Pages whose current version the graph has not read: their current text is checked fact by fact.
-        self.ahead: dict[str, tuple[StoredPage, tuple[Triple, ...]]] = {}
-        for page in pages:
-            seen = store.extractions.get(page.id)
-            if seen is None or seen[0] < page.version:
-                self.ahead[page.id] = (page, tuple(read(page)))
-        # Renames stated by pages the graph has not read yet, so a new name still finds its entity.
-        self._late_aliases: dict[str, str] = {}
-        for _, triples in self.ahead.values():
-            for t in triples:
-                if t.predicate in self._renames:
-                    self._late_aliases[self.world.name_key(t.subject)] = t.object
-
-    def entity(self, name: str) -> int | None:
-        found = self.store.resolve(name)
-        if found is None and self.world.name_key(name) in self._late_aliases:
-            found = self.store.resolve(self._late_aliases[self.world.name_key(name)])
-        return found
-
-    def _same_entity(self, subject: str, entity_id: int) -> bool:
-        return self.entity(subject) == entity_id
-
-    def linked(self, name: str, predicate: str) -> int | None:
-        """The entity a question's name means: the one by that name, else (a page words it differently) the
-        entity with facts of `predicate` whose name holds every content word of the asked one, the closest
-        (fewest other words) first. None when no name fits."""
-        found = self.entity(name)
-        if found is not None and self.store.facts_on(found, predicate):
-            return found
-        fitting = sorted((len(name_words(self.store.current_name(entity_id))), entity_id)
-                         for entity_id in self.store.entities_with(predicate)
-                         if any(names_match(self.world.name_key(name), self.world.name_key(n.name))
-                                for n in self.store.names_of(entity_id)))
-        return fitting[0][1] if fitting else found
-
-    def resolve(self, name: str, predicate: str, may_read: Callable[[str], bool] | None = None) -> Resolution:
-        """The governed value of (name, predicate) from what a caller may read (`may_read(audience)`):
-        facts and newer pages it may not read are dropped before anything is weighed."""
-        may_read = may_read or (lambda audience: True)
-        entity_id = self.linked(name, predicate)
-        if entity_id is None:
-            found = self._from_newer_pages_only(name, predicate, may_read)
-            return found if found.value is not None else self._by_section(name, predicate, may_read)
-        candidates: list[Candidate] = []
-        for fact in self.store.facts_on(entity_id, predicate):
-            if fact.retracted_at is not None or not may_read(fact.audience):
-                continue
-            if fact.source in self.ahead:
-                continue  # replaced below by what the newer version of that page says
-            candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
-        for page_id, (page, triples) in self.ahead.items():
-            if not may_read(page.audience):
-                continue
-            for t in triples:
-                if t.predicate == predicate and self._same_entity(t.subject, entity_id):
-                    candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
-                                                page.updated_at, page_id, settled_by_newer_version=True))
-        return self._weigh(candidates) if candidates else self._by_section(name, predicate, may_read)
-
-    def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
-        """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose
-        names its subject in the nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact
-        the model filed under "GSA branding") or in the statement beside another noun ("45 minutes ... design
-        team huddle", filed under "the design"). The facts of `predicate` whose value such a statement writes
-        are weighed as its claims: first those under a heading or a list's lead-in that names `name` (a
-        section is about one thing), else those whose statement names it, else any on a page whose title
-        names it, if they agree (a page is about what its title says, less closely: where its statements
-        give different values, none is known to be this one's). Only open relations: a templated
-        world's sentence names its subject, and its model-free reading is exact."""
-        if not self.world.ontology[predicate].open:
-            return Resolution(None, False, "not in graph")
-        facts = [f for entity_id in self.store.entities_with(predicate)
-                 for f in self.store.facts_on(entity_id, predicate)
-                 if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
-                 and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
-        subjects = {f.entity_id: self.store.current_name(f.entity_id) for f in facts}
-        for where, named, must_agree in (("its heading", self._under_a_heading_naming, False),
-                                         ("it", self._naming, False),
-                                         ("its subject with its page's title", self._qualified_by_the_title, True),
-                                         ("its page's title", self._under_a_title_naming, True)):
-            candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
-                          if any(states(unit.text, f.object)
-                                 for unit in named(f.source, name, subjects[f.entity_id]))]
-            if candidates:
-                found = self._weigh(candidates)
-                if found.hedged and must_agree:
-                    break  # a page about many things: its disagreeing values say nothing of which is this one's
-                return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))
-        return Resolution(None, False, "not in graph")
-
-    def stated_by(self, pages: Iterable[StoredPage], name: str, predicate: str, value: str) -> str | None:
-        """The id of the first of `pages` with a statement the extractor would read (`name`, `predicate`,
-        `value`) from (grounding.ground: it speaks of the relation, writes the value, and with its heading trail
-        names `name`), else None: what lets an answer read from pages stand where the graph holds no fact."""
-        relation, key = self.world.ontology[predicate], self.world.name_key(name)
-        for page in pages:
-            for unit in self._page_units(page.id) if page.id in self._pages else ():
-                read = ground(Triple(name, predicate, value), relation, unit.text, unit.context)
-                if (read is not None and (states(read.object, value) or states(value, read.object))
-                        and names_match(key, self.world.name_key(read.subject))):
-                    return page.id
-        return None
-
-    def _page_units(self, page_id: str) -> list[Unit]:
-        if page_id not in self._units:
-            page = self._pages[page_id]
-            self._units[page_id] = self.world.text_units(page.body, page.title)
-        return self._units[page_id]
-
-    def _under_a_heading_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
-        """The statements of a page whose nearest heading (the page title when none is nearer) or list lead-in
-        names `name`; never a heading further up, which names a chapter."""
-        return [u for u in self._page_units(page_id) if u.trail and names_match(name, u.trail[-1])
-                or u.lead and names_match(name, u.lead)]
-
-    def _under_a_title_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
-        units = self._page_units(page_id)
-        return units if units and units[0].trail and names_match(name, units[0].trail[0]) else []
-
-    def _qualified_by_the_title(self, page_id: str, name: str, subject: str) -> list[Unit]:
-        """A page's statements when the claim's subject is `name` written short (every word of it is one of
-        `name`'s) and the page's title says the rest: "top secret" on the page "Top Secret ... Clearance" is
-        the Top Secret clearance; "Term renewal survey" on "Term extensions" is not about term extensions."""
-        units = self._page_units(page_id)
-        if not (units and units[0].trail and names_match(subject, name)):
-            return []
-        return units if names_match(name, f"{subject} {units[0].trail[0]}") else []
-
-    def _naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
-        """The statements of a page that write a name of two words or more themselves, as a phrase. One word in
-        running text says little of what a statement is about ("details", "team"), nor do words scattered
-        over a sentence ("a Level 3 summary rating ... Level 4 or Level 5" is not about "Level 5 summary
-        rating")."""
-        if len(name_words(name)) < 2:
-            return []
-        return [u for u in self._page_units(page_id) if names_closely(name, u.text)]
-
-    def _from_newer_pages_only(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
-        """A name the graph has never seen (a product renamed after the graph last read its pages, where the
-        rename itself was not read) may still be stated by pages newer than the graph: weigh those."""
-        key = self.world.name_key(name)
-        candidates = [Candidate(t.object, self.world.authority_rank(page_id, predicate), page.updated_at, page_id,
-                                settled_by_newer_version=True)
-                      for page_id, (page, triples) in self.ahead.items() if may_read(page.audience)
-                      for t in triples if t.predicate == predicate and self.world.name_key(t.subject) == key]
-        return self._weigh(candidates)
-
-    def _weigh(self, candidates: list[Candidate]) -> Resolution:
-        if not candidates:
-            return Resolution(None, False, "not in graph")
-        top_rank = min(c.rank for c in candidates)
-        top = [c for c in candidates if c.rank == top_rank]
-        pick = max(top, key=lambda c: c.date)  # recency breaks ties only inside the top rank
-        values = {normalise(c.value) for c in top}
-        if len(values) > 1:
-            return Resolution(pick.value, True, "sources disagree within the top rank", tuple(candidates))
-        return Resolution(pick.value, False, "", tuple(candidates))

@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from driftlab_dagster.core.extraction import RegexExtractor
-from driftlab_dagster.core.governed import GovernedResolver, GovernedStore
+from driftlab_dagster.core.governed import GovernedStore
+from driftlab_dagster.core.governed_resolver import GovernedResolver
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import Store, StoredPage

@@ -96,7 +96,7 @@ def test_a_caller_without_the_permission_never_sees_a_restricted_page_or_value(t
 def _evidence_for(world, store, governed, scenario, step, extractor, reader_kind, question):  # type: ignore[no-untyped-def]
     """The evidence every design handed the reader for one question, asked alone."""
     from driftlab_dagster.core.designs import Agent
-    from driftlab_dagster.core.governed import GovernedResolver
+    from driftlab_dagster.core.governed_resolver import GovernedResolver
     from driftlab_dagster.core.retrieval import Bm25Retriever
 
     q = {x.id: x for x in world.questions_at(step)}[question]

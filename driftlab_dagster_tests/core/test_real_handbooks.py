@@ -189,7 +189,8 @@ def test_a_phrase_of_its_own_between_a_number_and_a_unit_makes_no_duration():
 
 
 def test_the_governed_graph_compares_values_in_the_same_normalisation(world):
-    from driftlab_dagster.core.governed import GovernedResolver, GovernedStore
+    from driftlab_dagster.core.governed import GovernedStore
+    from driftlab_dagster.core.governed_resolver import GovernedResolver
     from driftlab_dagster.core.store import StoredPage
 
     t0 = dt.datetime(2026, 9, 1)
