@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from .ontology import Triple
-from .store import StoredPage
+from .store import StoredPage, carried_index
 from .values import normalise
 from .world import World
 
@@ -293,4 +293,19 @@ class GovernedStore:
         store._set_names([EntityName(*row) for row in names])
         store._next_entity = max((n.entity_id for n in store.names), default=0) + 1
         store.extractions = extractions
+        return store
+
+    @classmethod
+    def from_changes(cls, world: World, before: GovernedStore, facts: dict[int, GovernedFact],
+                     removed: list[GovernedFact], added: list[GovernedFact], names: Iterable[tuple],
+                     extractions: dict[str, tuple[int, dt.datetime]]) -> GovernedStore:
+        """As `from_facts` with `facts` (id -> fact, in id order), the indexes carried from `before` as
+        `Store.from_changes` carries them (neither store may be changed afterwards)."""
+        store = cls.from_facts(world, (), names, extractions)
+        store.facts, store._next_fact = facts, max(facts, default=0) + 1
+        store._facts_by_source = carried_index(before._facts_by_source, [(f.source, f.id) for f in removed],
+                                               [(f.source, f.id) for f in added], list)
+        slot = attrgetter("entity_id", "predicate")
+        store._facts_by_slot = carried_index(before._facts_by_slot, [(slot(f), f.id) for f in removed],
+                                             [(slot(f), f.id) for f in added], list)
         return store

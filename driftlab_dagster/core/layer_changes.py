@@ -16,7 +16,7 @@ bookkeeping of their changes. The graph step reads a scenario's page history the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -41,22 +41,35 @@ class Changes:
     new: list[tuple]
     gone: list[tuple]
 
-    def applied(self, before: Mapping[Any, _Object], build: Callable[..., _Object]) -> list[_Object]:
+    def applied(self, before: dict[Any, _Object], build: Callable[..., _Object]) -> list[_Object]:
         """This slice's objects in key order: `before`'s (key -> object, in key order) with the changes made,
         each new row built by `build(*row)`."""
-        added = {row[0]: build(*row) for row in self.new}
+        return list(self.carried(before, build)[0].values())
+
+    def carried(self, before: dict[Any, _Object], build: Callable[..., _Object]
+                ) -> tuple[dict[Any, _Object], list[_Object], list[_Object]]:
+        """As `applied`, as key -> object (in key order), with the objects of `before` the changes removed or
+        replaced and the objects they built, each in key order (what an index over the objects must drop and
+        take)."""
+        added = {row[0]: build(*row) for row in sorted(self.new, key=_key)}
+        gone = sorted({row[0] for row in self.gone})
         after = dict(before)
-        for key in {row[0] for row in self.gone} - added.keys():
+        for key in set(gone) - added.keys():
             del after[key]
-        after.update(added)  # a changed row keeps its place; a new key goes last, so the order is made again
-        if added.keys() - before.keys():
-            return [obj for _, obj in sorted(after.items())]
-        return list(after.values())
+        after.update(added)  # a changed row keeps its place; a new key goes last (in key order)...
+        new_keys = added.keys() - before.keys()
+        if new_keys and before and min(new_keys) < next(reversed(before.keys())):  # ...and that is not its place
+            after = dict(sorted(after.items(), key=_key))
+        return after, [before[key] for key in gone], list(added.values())
+
+
+def _key(row: tuple) -> Any:
+    return row[0]
 
 
 @dataclass(frozen=True)
 class LayerChanges:
-    """One partition's layer as the changes from an earlier partition of the same scenario."""
+    """One partition's layer as the changes from another partition's of the same world version."""
 
     pages: Changes
     facts: Changes
@@ -69,11 +82,13 @@ class LayerChanges:
     def layer(self, world: World, before: KnowledgeLayer) -> KnowledgeLayer:
         """The layer, given the earlier partition's as it was read."""
         assert before.governed is not None, "a stored layer always holds its governed graph"
-        store = Store.from_objects(self.pages.applied(before.store.pages, StoredPage), self.entities, self.aliases,
-                                   self.facts.applied(before.store.facts, Fact),
+        # The graphs' indexes are carried from the layer before, not built from every fact again.
+        store = Store.from_changes(before.store, self.pages.applied(before.store.pages, StoredPage), self.entities,
+                                   self.aliases, *self.facts.carried(before.store.facts, Fact),
                                    self.extraction_log.applied(before.store.extractions, ExtractionEntry))
-        governed = GovernedStore.from_facts(world, self.governed_facts.applied(before.governed.facts, GovernedFact),
-                                            self.governed_names, store.versions_read())
+        governed = GovernedStore.from_changes(world, before.governed,
+                                              *self.governed_facts.carried(before.governed.facts, GovernedFact),
+                                              self.governed_names, store.versions_read())
         return KnowledgeLayer(store, governed)
 
 

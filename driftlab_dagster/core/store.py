@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import TypeVar, cast
 
 from .ontology import Triple
@@ -347,8 +348,50 @@ class Store:
             store.extractions[entry.page_id] = entry
         return store
 
+    @classmethod
+    def from_changes(cls, before: Store, pages: Iterable[StoredPage], entities: Iterable[tuple],
+                     aliases: Iterable[tuple], facts: dict[int, Fact], removed: Iterable[Fact], added: Iterable[Fact],
+                     extraction_log: Iterable[ExtractionEntry]) -> Store:
+        """As `from_objects` with `facts` (id -> fact, in id order), its fact indexes carried from `before` (the
+        day read before) instead of built from every fact: only `removed` (before's facts gone or replaced)
+        and `added` are indexed again. An index entry the changes left alone is `before`'s own set, so neither
+        store may be changed afterwards (a layer read back is only read)."""
+        store = cls.from_objects(pages, entities, aliases, (), extraction_log)
+        store.facts, removed, added = facts, list(removed), list(added)
+        store._facts_by_source = carried_index(before._facts_by_source, [(f.source_doc, f.id) for f in removed],
+                                               [(f.source_doc, f.id) for f in added], set)
+        slot = attrgetter("entity_id", "predicate")
+        store._facts_by_slot = carried_index(before._facts_by_slot, [(slot(f), f.id) for f in removed],
+                                             [(slot(f), f.id) for f in added], set)
+        store._max_fact_id = max(facts, default=0)
+        return store
+
 
 _Key = TypeVar("_Key")
+_Ids = TypeVar("_Ids", set[int], list[int])
+
+
+def carried_index(index: dict[_Key, _Ids], removed: Iterable[tuple[_Key, int]], added: Iterable[tuple[_Key, int]],
+                  make: Callable[[list[int]], _Ids]) -> dict[_Key, _Ids]:
+    """A new key -> fact ids index: `index` with (key, id) pairs removed, then pairs added. An entry touched is
+    made anew by `make` from its ids in ascending order (and dropped once empty); every other entry is
+    `index`'s own object, so the cost is the changes' and one dict copy, not the index's."""
+    touched: dict[_Key, set[int]] = {}
+    for key, fact_id in removed:
+        if key not in touched:
+            touched[key] = set(index[key])
+        touched[key].discard(fact_id)
+    for key, fact_id in added:
+        if key not in touched:
+            touched[key] = set(index.get(key, ()))
+        touched[key].add(fact_id)
+    carried = dict(index)
+    for key, ids in touched.items():
+        if ids:
+            carried[key] = make(sorted(ids))
+        else:
+            del carried[key]
+    return carried
 
 
 def _discard(index: dict[_Key, set[int]], key: _Key, fact_id: int) -> None:

@@ -38,8 +38,10 @@ def _state(layer: KnowledgeLayer) -> dict:
         "max_ids": (store._max_fact_id, store._max_entity_id),
         "governed_facts": list(governed.facts.items()), "names": governed.names,
         "governed_log": list(governed.extractions.items()),
-        "governed_by_source": list(governed._facts_by_source.items()),
-        "governed_by_slot": list(governed._facts_by_slot.items()),
+        # An index's keys are only looked up, never walked in order: its entries are compared, not their order
+        # (the ids of one entry are in id order: that order is read).
+        "governed_by_source": sorted(governed._facts_by_source.items()),
+        "governed_by_slot": sorted(governed._facts_by_slot.items()),
         "next_ids": (governed._next_fact, governed._next_entity),
     }
 

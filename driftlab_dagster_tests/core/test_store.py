@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from driftlab_dagster.core.ontology import Triple
-from driftlab_dagster.core.store import Store
+from driftlab_dagster.core.store import Store, carried_index
 
 T0 = dt.datetime(2026, 9, 1, 9)
 T1 = dt.datetime(2026, 9, 8, 9)
@@ -93,3 +93,33 @@ def test_a_stores_rows_load_back_into_an_equal_store():
     assert again.snapshot() == store.snapshot()
     assert again.aliases and again.facts and again.extractions
     assert store.rows(("facts", "aliases")) == {"facts": rows["facts"], "aliases": rows["aliases"]}  # no pages built
+
+
+def test_a_carried_index_makes_only_the_entries_it_touches_and_leaves_the_old_one_as_it_was():
+    shared, emptied, changed = {1, 2}, {3}, {4, 6}
+    old = {"kept": shared, "emptied": emptied, "changed": changed}
+    new = carried_index(old, [("emptied", 3), ("changed", 6)], [("changed", 5), ("fresh", 9), ("fresh", 7)], list)
+    assert new == {"kept": shared, "changed": [4, 5], "fresh": [7, 9]}  # ids in ascending order
+    assert new["kept"] is shared  # an entry left alone is the old index's own
+    assert old == {"kept": {1, 2}, "emptied": {3}, "changed": {4, 6}}  # nothing of the old index changed
+
+
+def test_a_store_made_from_changes_is_the_store_built_from_every_fact():
+    at = dt.datetime(2026, 9, 1)
+    before = Store()
+    before.upsert_page("pricing", "Pricing", "Pro costs $10.", at)
+    before.upsert_page("team", "Team", "Ana owns Pro.", at)
+    before.apply_page(before.pages["pricing"], [Triple("Pro", "price", "$10")], at)
+    before.apply_page(before.pages["team"], [Triple("Pro", "owned_by", "Ana")], at)
+    after = before.copy()
+    after.apply_page(before.pages["pricing"], [Triple("Pro", "price", "$12"), Triple("Team", "price", "$5")], at)
+    removed = [f for i, f in before.facts.items() if after.facts.get(i) is not f]
+    added = [f for i, f in after.facts.items() if before.facts.get(i) is not f]
+    carried = Store.from_changes(before, after.pages.values(), after.entities.items(),
+                                 after.aliases.values(), dict(after.facts), removed, added, after.extractions.values())
+    rows = after.rows()
+    assert carried.rows() == rows
+    assert {k: sorted(v) for k, v in carried._facts_by_slot.items()} == {
+        k: sorted(v) for k, v in after._facts_by_slot.items()}
+    assert carried._facts_by_source == after._facts_by_source
+    assert carried._max_fact_id == after._max_fact_id
