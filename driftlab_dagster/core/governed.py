@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from .ontology import Triple
-from .store import StoredPage, carried_index
+from .store import StoredPage, carried_index, slot_of
 from .values import normalise
 from .world import World
 
@@ -303,9 +303,6 @@ class GovernedStore:
         `Store.from_changes` carries them (neither store may be changed afterwards)."""
         store = cls.from_facts(world, (), names, extractions)
         store.facts, store._next_fact = facts, max(facts, default=0) + 1
-        store._facts_by_source = carried_index(before._facts_by_source, [(f.source, f.id) for f in removed],
-                                               [(f.source, f.id) for f in added], list)
-        slot = attrgetter("entity_id", "predicate")
-        store._facts_by_slot = carried_index(before._facts_by_slot, [(slot(f), f.id) for f in removed],
-                                             [(slot(f), f.id) for f in added], list)
+        store._facts_by_source = carried_index(before._facts_by_source, removed, added, attrgetter("source"), list)
+        store._facts_by_slot = carried_index(before._facts_by_slot, removed, added, slot_of, list)
         return store

@@ -6,9 +6,9 @@ a scenario's days one after another, so it reads each later one as its changes: 
 day and not for the day before, and the reverse, found by DuckDB in one pass over both days. A scenario's first
 day is read as its changes from another scenario's (the scenarios hold the same rows until their policies
 part), so only the first partition is read whole. The objects of the rows that did not change are the earlier
-layer's own, so neither their reading nor their building is paid again. The layer is the one
-`warehouse.stored_layer` builds from the whole slice, down to the order of its dicts (tested); only the reading
-is cheaper.
+layer's own, and so are the graphs' index entries that hold only them, so neither their reading, nor their
+building, nor their indexing is paid again. The layer is the one `warehouse.stored_layer` builds from the whole
+slice, down to the order of its dicts (tested); only the reading is cheaper.
 
 Small tables (entities, aliases, the governed graph's names) are read whole: their rows cost less than the
 bookkeeping of their changes. The graph step reads a scenario's page history the same way (`stored_page_history`).
@@ -64,6 +64,7 @@ class Changes:
 
 
 def _key(row: tuple) -> Any:
+    """A changed row's key (its first column), or a (key, object) item's."""
     return row[0]
 
 

@@ -10,10 +10,10 @@ breaks ties on the newest fact id.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from .ontology import Triple
 
@@ -358,39 +358,40 @@ class Store:
         store may be changed afterwards (a layer read back is only read)."""
         store = cls.from_objects(pages, entities, aliases, (), extraction_log)
         store.facts, removed, added = facts, list(removed), list(added)
-        store._facts_by_source = carried_index(before._facts_by_source, [(f.source_doc, f.id) for f in removed],
-                                               [(f.source_doc, f.id) for f in added], set)
-        slot = attrgetter("entity_id", "predicate")
-        store._facts_by_slot = carried_index(before._facts_by_slot, [(slot(f), f.id) for f in removed],
-                                             [(slot(f), f.id) for f in added], set)
+        store._facts_by_source = carried_index(before._facts_by_source, removed, added, attrgetter("source_doc"), set)
+        store._facts_by_slot = carried_index(before._facts_by_slot, removed, added, slot_of, set)
         store._max_fact_id = max(facts, default=0)
         return store
 
 
 _Key = TypeVar("_Key")
 _Ids = TypeVar("_Ids", set[int], list[int])
+slot_of = attrgetter("entity_id", "predicate")  # a fact's (entity, predicate), in either graph
 
 
-def carried_index(index: dict[_Key, _Ids], removed: Iterable[tuple[_Key, int]], added: Iterable[tuple[_Key, int]],
+def carried_index(index: dict[_Key, _Ids], removed: Sequence[Any], added: Sequence[Any], key: Callable[[Any], _Key],
                   make: Callable[[list[int]], _Ids]) -> dict[_Key, _Ids]:
-    """A new key -> fact ids index: `index` with (key, id) pairs removed, then pairs added. An entry touched is
-    made anew by `make` from its ids in ascending order (and dropped once empty); every other entry is
-    `index`'s own object, so the cost is the changes' and one dict copy, not the index's."""
+    """A new key -> fact ids index: `index` without the facts `removed`, then with the facts `added` (each fact
+    filed under `key(fact)` by its `id`). An entry touched is made anew by `make` from its ids in ascending
+    order (and dropped once empty); every other entry is `index`'s own object, so the cost is the changes' and
+    one dict copy, not the index's."""
     touched: dict[_Key, set[int]] = {}
-    for key, fact_id in removed:
-        if key not in touched:
-            touched[key] = set(index[key])
-        touched[key].discard(fact_id)
-    for key, fact_id in added:
-        if key not in touched:
-            touched[key] = set(index.get(key, ()))
-        touched[key].add(fact_id)
+    for fact in removed:
+        ids = touched.get(k := key(fact))
+        if ids is None:
+            ids = touched[k] = set(index[k])
+        ids.discard(fact.id)
+    for fact in added:
+        ids = touched.get(k := key(fact))
+        if ids is None:
+            ids = touched[k] = set(index.get(k, ()))
+        ids.add(fact.id)
     carried = dict(index)
-    for key, ids in touched.items():
+    for k, ids in touched.items():
         if ids:
-            carried[key] = make(sorted(ids))
+            carried[k] = make(sorted(ids))
         else:
-            del carried[key]
+            del carried[k]
     return carried
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from operator import attrgetter
+from typing import NamedTuple
 
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import Store, carried_index
@@ -95,10 +97,18 @@ def test_a_stores_rows_load_back_into_an_equal_store():
     assert store.rows(("facts", "aliases")) == {"facts": rows["facts"], "aliases": rows["aliases"]}  # no pages built
 
 
+class _Filed(NamedTuple):
+    """A fact as an index sees it: the key it is filed under, and its id."""
+
+    key: str
+    id: int
+
+
 def test_a_carried_index_makes_only_the_entries_it_touches_and_leaves_the_old_one_as_it_was():
     shared, emptied, changed = {1, 2}, {3}, {4, 6}
     old = {"kept": shared, "emptied": emptied, "changed": changed}
-    new = carried_index(old, [("emptied", 3), ("changed", 6)], [("changed", 5), ("fresh", 9), ("fresh", 7)], list)
+    new = carried_index(old, [_Filed("emptied", 3), _Filed("changed", 6)],
+                        [_Filed("changed", 5), _Filed("fresh", 9), _Filed("fresh", 7)], attrgetter("key"), list)
     assert new == {"kept": shared, "changed": [4, 5], "fresh": [7, 9]}  # ids in ascending order
     assert new["kept"] is shared  # an entry left alone is the old index's own
     assert old == {"kept": {1, 2}, "emptied": {3}, "changed": {4, 6}}  # nothing of the old index changed
