@@ -7,10 +7,10 @@ transaction (`copy_slices`), a copy DuckDB does without a Python object per row.
 partitions land together or not at all, and the rows are the same.
 
 A world's partitions differ in a few rows: a scenario's day from the day before, and one scenario's days from
-another's (the scenarios hold the same pages and graphs until their policies part). A slice written after
-another of the same `chain` (a world's partitions, in the order a step makes them) is written as its changes
-from it, the unchanged rows copied inside DuckDB and only the rows whose key changed sent from Python. The
-slice is the one a whole write gives, row for row, however different the two slices are.
+another's (the scenarios hold the same pages and graphs until their policies part). So a batch writes each
+slice after its first as its changes from the slice added before it (a step adds a world's partitions in
+order): the unchanged rows copied inside DuckDB and only the rows whose key changed sent from Python. The slice
+is the one a whole write gives, row for row, however different the two slices are.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ def _listed(rows: list[tuple] | dict[Any, tuple]) -> list[tuple]:
 
 @dataclass
 class _Written:
-    """The last slice written of a chain, as each keyed table's rows by key (what the chain's next slice is
-    compared with)."""
+    """The slice added last, as each keyed table's rows by key (what the next slice is compared with)."""
 
     where: Slice
     by_key: dict[str, dict[Any, tuple]]
@@ -59,9 +58,8 @@ class SliceBatch:
     one round trip, not one per partition), a flush every FLUSH_ROWS rows so memory stays bounded. Use inside
     one transaction.
 
-    A slice added with the `chain` of a slice added before it (the same world's partition before it, of its
-    own scenario or another's) whose rows numbered at least CHANGES_FROM_ROWS is written at once as its changes
-    from that slice; below that, a round trip per slice costs more than the rows."""
+    A slice added after one of at least CHANGES_FROM_ROWS rows is written at once as its changes from it; below
+    that, a round trip per slice costs more than the rows."""
 
     FLUSH_ROWS = 200_000
     CHANGES_FROM_ROWS = 10_000
@@ -71,20 +69,17 @@ class SliceBatch:
         self.frames: dict[str, list[pd.DataFrame]] = {t: [] for t in self.tables}
         self.slices: list[Slice] = []
         self.rows = 0
-        self.chains: dict[str, _Written] = {}
+        self.last: _Written | None = None
 
-    def add(self, where: Slice, tables: Mapping[str, Rows], chain: str | None = None,
-            constants: Mapping[str, Any] | None = None) -> None:
+    def add(self, where: Slice, tables: Mapping[str, Rows], constants: Mapping[str, Any] | None = None) -> None:
         """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
         rows, has its slice emptied. `constants` are columns every row of the slice shares beside the slice's
-        own (a day's step); `chain` names the slices that follow one another and differ in few rows (a world's)."""
+        own (a day's step)."""
         constants = dict(constants or {})
-        if chain is not None:
-            before = self.chains.get(chain)
-            self.chains[chain] = written = _Written(where, _by_key(tables), sum(len(r) for _, r in tables.values()))
-            if before is not None and before.rows >= self.CHANGES_FROM_ROWS:
-                self._add_changes(where, tables, constants, before, written)
-                return
+        before, self.last = self.last, _Written(where, _by_key(tables), sum(len(r) for _, r in tables.values()))
+        if before is not None and before.rows >= self.CHANGES_FROM_ROWS:
+            self._add_changes(where, tables, constants, before, self.last)
+            return
         self.slices.append(where)
         for table, (columns, rows) in tables.items():
             if rows:

@@ -162,7 +162,7 @@ def test_a_page_history_read_as_changes_is_the_history_the_core_renders(which: s
                 rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed, p.audience,
                          moved_from.get(p.id)) for p in pages]
                 batch.add(Slice(world.id, world.version, scenario, world.checkpoints[step].key),
-                          {"pages": (columns, rows)}, chain=scenario, constants={"step": step})
+                          {"pages": (columns, rows)}, constants={"step": step})
             batch.flush()
     for scenario in world.scenario_names:
         expected = page_history(world, scenario, last)

@@ -70,7 +70,7 @@ def test_a_worker_file_must_be_new(tmp_path: Path):
         pass
 
 
-# A scenario's days written one after another (a chain): each later day as its changes from the day before.
+# Slices added to a batch one after another: each after the first written as its changes from the one before.
 DAYS = [Slice("w1", "v1", "Fresh", day) for day in ("2026-09-01", "2026-09-02", "2026-09-03")]
 FACT_COLUMNS = ("fact_id", "entity_id", "entity", "predicate", "object", "source_doc", "source_version",
                 "extracted_at", "valid_from", "extractor", "audience")
@@ -106,8 +106,8 @@ def _slices(conn, table: str) -> list[tuple]:
     return conn.execute(f"SELECT * EXCLUDE (world, world_version) FROM {table} ORDER BY ALL").fetchall()
 
 
-def _write_chain(path: Path, changes_from: int, monkeypatch, partitions=ONE_SCENARIO) -> dict[str, list[tuple]]:
-    """Each table's rows (scenario first) after `partitions` were added to one batch as one chain, written as
+def _write_in_order(path: Path, changes_from: int, monkeypatch, partitions=ONE_SCENARIO) -> dict[str, list[tuple]]:
+    """Each table's rows (scenario first) after `partitions` were added to one batch in order, each written as
     changes once the slice before holds `changes_from` rows."""
     monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", changes_from)
     conn = connect(str(path))
@@ -115,7 +115,7 @@ def _write_chain(path: Path, changes_from: int, monkeypatch, partitions=ONE_SCEN
     with transaction(conn):
         batch = SliceBatch(conn, TABLES)
         for where, tables in partitions:
-            batch.add(where, {t: rows for t, rows in tables.items() if t in TABLES}, chain="w1")
+            batch.add(where, {t: rows for t, rows in tables.items() if t in TABLES})
         batch.flush()
     found = {table: _slices(conn, table) for table in TABLES}
     conn.close()
@@ -123,8 +123,8 @@ def _write_chain(path: Path, changes_from: int, monkeypatch, partitions=ONE_SCEN
 
 
 def test_a_day_written_as_its_changes_holds_the_rows_of_a_whole_write(tmp_path: Path, monkeypatch):
-    whole = _write_chain(tmp_path / "whole.duckdb", 10**9, monkeypatch)
-    changes = _write_chain(tmp_path / "changes.duckdb", 0, monkeypatch)
+    whole = _write_in_order(tmp_path / "whole.duckdb", 10**9, monkeypatch)
+    changes = _write_in_order(tmp_path / "changes.duckdb", 0, monkeypatch)
     assert changes == whole
     # and the whole write is what the days say: day 2 lost fact 2 and its aliases, day 3 holds fact 1 twice
     assert [(r[1].day, r[2], r[6]) for r in whole["facts"]] == [
@@ -140,8 +140,8 @@ ACROSS = [*ONE_SCENARIO, *zip([Slice("w1", "v1", "StaleGraph", d.day) for d in D
 
 def test_a_scenario_s_first_day_written_as_changes_from_another_s_last_holds_a_whole_write(tmp_path: Path,
                                                                                           monkeypatch):
-    whole = _write_chain(tmp_path / "whole.duckdb", 10**9, monkeypatch, ACROSS)
-    assert _write_chain(tmp_path / "changes.duckdb", 0, monkeypatch, ACROSS) == whole
+    whole = _write_in_order(tmp_path / "whole.duckdb", 10**9, monkeypatch, ACROSS)
+    assert _write_in_order(tmp_path / "changes.duckdb", 0, monkeypatch, ACROSS) == whole
     # the second scenario's slices are its own rows under its own name: day 1 holds facts 1-3 again
     assert [(r[0], r[1].day, r[2]) for r in whole["facts"] if r[0] == "StaleGraph"] == [
         ("StaleGraph", 1, 1), ("StaleGraph", 1, 2), ("StaleGraph", 1, 3),
@@ -156,10 +156,10 @@ def test_unchanged_rows_are_copied_from_the_day_before_as_stored(tmp_path: Path,
     ensure_schema(conn)
     with transaction(conn):
         batch = SliceBatch(conn, ["facts"])
-        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]}, chain="w1")
+        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]})
         batch.flush()
         conn.execute("UPDATE facts SET extractor = 'edited' WHERE fact_id = 1")
-        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]}, chain="w1")
+        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]})
     assert conn.execute("SELECT fact_id, extractor FROM facts WHERE day = '2026-09-02' ORDER BY 1").fetchall() == [
         (1, "edited"), (3, "rules"), (4, "rules")]
     conn.close()
@@ -171,8 +171,8 @@ def test_a_small_day_before_is_written_whole_in_the_batch(tmp_path: Path, monkey
     ensure_schema(conn)
     with transaction(conn):
         batch = SliceBatch(conn, ["facts"])
-        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]}, chain="w1")
-        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]}, chain="w1")
+        batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]})
+        batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]})
         assert conn.execute("SELECT count(*) FROM facts").fetchone() == (0,)  # both still in the batch
         batch.flush()
     assert conn.execute("SELECT count(*) FROM facts").fetchone() == (6,)
@@ -188,19 +188,19 @@ def test_constants_are_the_slice_s_own_in_copied_rows(tmp_path: Path, monkeypatc
     with transaction(conn):
         batch = SliceBatch(conn, ["pages"])
         for step, where in enumerate(DAYS):
-            batch.add(where, {"pages": (columns, [page])}, chain="w1", constants={"step": step})
+            batch.add(where, {"pages": (columns, [page])}, constants={"step": step})
         batch.flush()
     assert conn.execute("SELECT day, step FROM pages ORDER BY day").fetchall() == [
         (date(2026, 9, 1), 0), (date(2026, 9, 2), 1), (date(2026, 9, 3), 2)]
     conn.close()
 
 
-def test_a_worker_file_writes_its_chain_as_changes_and_copies_whole(study, tmp_path: Path, monkeypatch):
+def test_a_worker_file_writes_its_slices_as_changes_and_copies_whole(study, tmp_path: Path, monkeypatch):
     monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
     path = str(tmp_path / "worker.duckdb")
     with worker_file(path, TABLES) as own:
         for where, tables in zip(DAYS, CHAIN):
-            own.add(where, {t: rows for t, rows in tables.items() if t in TABLES}, chain="w1")
+            own.add(where, {t: rows for t, rows in tables.items() if t in TABLES})
     with transaction(study):
         copy_slices(study, path, TABLES, DAYS)
-    assert {t: _slices(study, t) for t in TABLES} == _write_chain(tmp_path / "whole.duckdb", 10**9, monkeypatch)
+    assert {t: _slices(study, t) for t in TABLES} == _write_in_order(tmp_path / "whole.duckdb", 10**9, monkeypatch)

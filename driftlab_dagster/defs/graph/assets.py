@@ -116,7 +116,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                             if day.tables is None:
                                 copied.append(where)
                             else:  # each partition written as its changes from the one written before it
-                                batch.add(where, day.tables, chain=where.world)
+                                batch.add(where, day.tables)
                             metadata[key] = {**day.counts, "where": where, "cost": cost, "spend": day.spend,
                                              "replayed_from": _replayed_from(world.checkpoints, replay.first,
                                                                              day.step, replay.resumed is not None,
@@ -236,7 +236,7 @@ def _replay(ctx: StudyContext, session: Session, replay: _ReplayInput, file: str
                 cost_row = cost.as_row()
                 tables["graph_maintenance"] = (tuple(cost_row), [tuple(cost_row.values())])
             if own is not None:
-                own.add(ctx.slice(replay.wanted[step]), tables, chain=ctx.world.id)
+                own.add(ctx.slice(replay.wanted[step]), tables)
             store, governed = replayed.store, replayed.governed
             assert governed is not None
             counts = {"facts": len(store.facts), "entities": len(store.entities), "aliases": len(store.aliases),

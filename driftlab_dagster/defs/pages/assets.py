@@ -48,8 +48,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                 for file, days in rendered:
                     for key, where, step, rows, values in days:
                         if rows is not None:  # each written as its changes from the partition before it
-                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.world,
-                                      constants={"step": step})
+                            batch.add(where, {"pages": (PAGE_COLUMNS, rows)}, constants={"step": step})
                         metadata[key] = values
                     if file is not None:
                         copy_slices(conn, file, ["pages"], [where for _, where, *_ in days])
@@ -81,7 +80,7 @@ def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
             rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
                      moved_from.get(p.id)) for p in today]
             if own is not None:
-                own.add(where, {"pages": (PAGE_COLUMNS, rows)}, chain=where.world, constants={"step": step})
+                own.add(where, {"pages": (PAGE_COLUMNS, rows)}, constants={"step": step})
             yield wanted[step], where, step, None if own is not None else rows, _metadata(today, changed, step,
                                                                                            where.world_version)
 
