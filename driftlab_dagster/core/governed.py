@@ -93,7 +93,7 @@ class GovernedStore:
 
     def _index_fact(self, fact: GovernedFact) -> None:
         self._facts_by_source.setdefault(fact.source, []).append(fact.id)
-        self._facts_by_slot.setdefault((fact.entity_id, fact.predicate), []).append(fact.id)
+        self._facts_by_slot.setdefault(slot_of(fact), []).append(fact.id)
 
     def _names_by(self) -> tuple[dict[str, int], dict[int, list[EntityName]]]:
         """(folded name -> the entity of the first name with that key, entity -> its names in order)."""

@@ -209,12 +209,12 @@ class Store:
             self._unindex(old)
         self.facts[fact.id] = fact
         self._facts_by_source.setdefault(fact.source_doc, set()).add(fact.id)
-        self._facts_by_slot.setdefault((fact.entity_id, fact.predicate), set()).add(fact.id)
+        self._facts_by_slot.setdefault(slot_of(fact), set()).add(fact.id)
         self._max_fact_id = max(self._max_fact_id, fact.id)
 
     def _unindex(self, fact: Fact) -> None:
         _discard(self._facts_by_source, fact.source_doc, fact.id)
-        _discard(self._facts_by_slot, (fact.entity_id, fact.predicate), fact.id)
+        _discard(self._facts_by_slot, slot_of(fact), fact.id)
 
     def _delete_facts(self, fact_ids: Iterable[int]) -> None:
         """Delete these facts; like the post's DELETE, it counts as one write even when nothing matched."""
