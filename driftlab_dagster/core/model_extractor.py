@@ -19,6 +19,7 @@ from .call_cache import CachedClient, call_key
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
 from .extraction import Extraction
 from .grounding import enumeration, ground, overlap, relations_to_ask
+from .headings import subject_from_own_heading
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple
 from .prompts import (
     DEFAULT_EXTRACTION_PROMPT,
@@ -131,6 +132,9 @@ class ModelExtractor:
             kept = ground(t, predicate, unit.text, unit.context)
             if kept is None:
                 continue
+            if predicate.fixed_subject is None:  # a chapter heading taken for the subject: the own heading is it
+                kept = Triple(subject_from_own_heading(kept.subject, unit.trail, unit.text), kept.predicate,
+                              kept.object)
             # A value written in a list brings the list's other values: one reply names one of them.
             for obj in enumeration(kept.object, predicate.object_pattern, unit.text):
                 triple = kept if obj == kept.object else Triple(kept.subject, kept.predicate, obj)

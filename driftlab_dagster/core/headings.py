@@ -1,0 +1,55 @@
+"""Which heading a statement is about, when a model took the statement's subject from a heading.
+
+A handbook's nearest heading names what the statements under it are about ("## Sick leave" under "# Benefits",
+"### Paid Parental Leave" under "## Extended leave options"); a heading further up names the chapter they sit
+in. So a subject a model took from the page title or a chapter heading, for a statement its own heading names
+a topic for, is the own heading. Not when the own heading only says what kind of section it is ("## Questions",
+"## Tools", "## Team structure", "## Where you can reach us"): that names no subject, and the chapter does.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words of a heading that says what kind of section it is, not what it is about. A heading made of these alone
+# names no subject; one word besides them ("Card training", "Security tools") does.
+SECTION_WORDS = frozenset({
+    "about", "also", "an", "and", "are", "asked", "background", "can", "communication", "communications",
+    "contact", "contacts", "details", "do", "documentation", "email", "faq", "faqs", "find", "frequently",
+    "general", "getting", "guide", "how", "info", "information", "intro", "introduction", "links", "more",
+    "notes", "of", "other", "our", "overview", "people", "policies", "policy", "process", "question",
+    "questions", "reach", "related", "resource", "resources", "rituals", "see", "setup", "started", "step",
+    "steps", "structure", "summary", "team", "the", "tips", "to", "tool", "tools", "training", "us", "we",
+    "what", "where", "who", "work", "you", "your", "a",
+})
+# A numbered step's number is not part of its name: "1. Complete Card Training", "Step 3 - Get Reimbursed".
+_ENUMERATOR = re.compile(r"^\s*(?:(?:step\s+)?\d+\s*[.):-]|[a-z][.)])\s*", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def heading_name(heading: str) -> str:
+    """The heading as a name: its enumerator and a closing question mark or colon dropped."""
+    return _ENUMERATOR.sub("", heading).strip().rstrip("?:").strip() or heading.strip()
+
+
+def names_a_section_only(heading: str) -> bool:
+    """Whether the heading only says what kind of section it is ("Questions?", "Team Structure", "Tools")."""
+    words = _WORD.findall(heading.casefold())
+    return all(word in SECTION_WORDS for word in words)
+
+
+def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: str) -> str:
+    """`subject` as the statement is about it: the statement's own heading (the last of `trail`, the page title
+    first) where the subject is a heading further up, written nowhere in the statement, and the own heading
+    names a topic; else `subject` as it is."""
+    if len(trail) < 2 or subject.casefold() in statement.casefold():
+        return subject
+    own = heading_name(trail[-1])
+    key = _key(subject)
+    if names_a_section_only(own) or not any(_key(heading) == key for heading in trail[:-1]):
+        return subject
+    return own
+
+
+def _key(name: str) -> str:
+    return " ".join(heading_name(name).casefold().split())

@@ -1,0 +1,65 @@
+"""A statement is about its own heading, not the chapter or the page above it, unless the own heading only says
+what kind of section it is (core/headings.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.headings import heading_name, names_a_section_only, subject_from_own_heading
+from driftlab_dagster.core.model_extractor import ModelExtractor
+from driftlab_dagster.core.ontology import Ontology, Predicate, Triple
+from driftlab_dagster.core.replay import ReplayClient
+from driftlab_dagster.core.units import Unit
+from driftlab_dagster.core.values import VALUE_KINDS
+
+SICK_LEAVE = ("Benefits", "Leave", "Sick leave")
+STATEMENT = "All federal employees accrue four hours per pay period."
+
+
+@pytest.mark.parametrize("taken", ["Benefits", "Leave", "benefits"])
+def test_a_subject_taken_from_the_title_or_a_chapter_is_the_statements_own_heading(taken):
+    assert subject_from_own_heading(taken, SICK_LEAVE, STATEMENT) == "Sick leave"
+
+
+def test_a_subject_the_statement_writes_stays_even_when_a_heading_above_names_it_too():
+    statement = "Benefits staff answer within two days."
+    assert subject_from_own_heading("Benefits", SICK_LEAVE, statement) == "Benefits"
+
+
+def test_a_subject_that_is_no_heading_above_or_the_own_heading_itself_stays():
+    assert subject_from_own_heading("leave requests", SICK_LEAVE, STATEMENT) == "leave requests"
+    assert subject_from_own_heading("Sick leave", SICK_LEAVE, STATEMENT) == "Sick leave"
+    assert subject_from_own_heading("Benefits", ("Benefits",), STATEMENT) == "Benefits"
+
+
+@pytest.mark.parametrize("own", ["Questions?", "Communication", "Team Structure", "Where you can reach us", "Tools",
+                                 "Frequently Asked Questions"])
+def test_an_own_heading_that_only_names_a_kind_of_section_leaves_the_chapter_as_the_subject(own):
+    assert names_a_section_only(own)
+    assert subject_from_own_heading("Engineering", ("Engineering", own), STATEMENT) == "Engineering"
+
+
+@pytest.mark.parametrize("own", ["Card Training", "Paid Parental Leave", "Security tools", "Voting considerations"])
+def test_a_heading_with_a_word_besides_section_words_names_a_topic(own):
+    assert not names_a_section_only(own)
+
+
+@pytest.mark.parametrize("heading, name", [("1. Complete Card Training", "Complete Card Training"),
+                                           ("Step 3 - Get Reimbursed", "Get Reimbursed"),
+                                           ("b) Eligibility", "Eligibility"),
+                                           ("How do I enrol?", "How do I enrol"),
+                                           ("2019 holidays", "2019 holidays")])
+def test_a_numbered_steps_number_is_no_part_of_its_name(heading, name):
+    assert heading_name(heading) == name
+
+
+def test_the_model_extractor_files_a_fact_under_the_own_heading_the_model_passed_over():
+    allowance = Predicate(name="time_allowance", sentence="{subject} — x — {object}.",
+                          subject_pattern=VALUE_KINDS["name"], object_pattern=VALUE_KINDS["duration"],
+                          fixed_subject=None, meaning="time allowed", question="", query="hours",
+                          open=True, cues=("accrue",))
+    unit = Unit(STATEMENT, SICK_LEAVE)
+    reply = '{"states": true, "subject": "Benefits", "object": "four hours"}'
+    got = ModelExtractor(Ontology([allowance]), CachedClient(ReplayClient(lambda s, u: reply))).extract_unit(unit)
+    assert got == [Triple("Sick leave", "time_allowance", "four hours")]
