@@ -4,7 +4,8 @@ A handbook's nearest heading names what the statements under it are about ("## S
 "### Paid Parental Leave" under "## Extended leave options"); a heading further up names the chapter they sit
 in. So a subject a model took from the page title or a chapter heading, for a statement its own heading names
 a topic for, is the own heading. Not when the own heading only says what kind of section it is ("## Questions",
-"## Tools", "## Team structure", "## Where you can reach us"): that names no subject, and the chapter does.
+"## Tools", "## Team structure", "## Where you can reach us"): that names no subject, and the chapter does;
+nor is such a heading a subject itself (the nearest heading above that names a topic is).
 """
 
 from __future__ import annotations
@@ -39,10 +40,17 @@ def names_a_section_only(heading: str) -> bool:
 
 
 def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: str) -> str:
-    """`subject` as the statement is about it: the statement's own heading (the last of `trail`, the page title
-    first) where the subject is a heading further up, written nowhere in the statement, and the own heading
-    names a topic; else `subject` as it is."""
-    if len(trail) < 2 or subject.casefold() in statement.casefold():
+    """`subject` as the statement is about it (`trail`: the page title, then the headings above the statement).
+    Only a subject written nowhere in the statement (the model took it from a heading) changes: one that only
+    names a kind of section ("Team Structure") is the nearest heading that names a topic; one that is a heading
+    further up than the statement's own heading (the last of `trail`) is the own heading when that names a
+    topic. Else `subject` as it is."""
+    if subject.casefold() in statement.casefold():
+        return subject
+    if names_a_section_only(subject):
+        topics = [heading_name(h) for h in reversed(trail) if not names_a_section_only(heading_name(h))]
+        return topics[0] if topics else subject
+    if len(trail) < 2:
         return subject
     own = heading_name(trail[-1])
     key = _key(subject)

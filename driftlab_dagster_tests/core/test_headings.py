@@ -40,6 +40,17 @@ def test_an_own_heading_that_only_names_a_kind_of_section_leaves_the_chapter_as_
     assert subject_from_own_heading("Engineering", ("Engineering", own), STATEMENT) == "Engineering"
 
 
+def test_a_subject_taken_from_a_heading_that_only_names_a_kind_of_section_is_the_nearest_topic_above_it():
+    trail = ("Custom Partner Solutions", "Team Structure")
+    assert subject_from_own_heading("Team Structure", trail, "Acting Director: Stephanie Rivera") == \
+        "Custom Partner Solutions"
+    deeper = ("Handbook", "Custom Partner Solutions", "Questions", "Team Structure")
+    assert subject_from_own_heading("Team Structure", deeper, "Acting Director: Stephanie Rivera") == \
+        "Custom Partner Solutions"
+    # written in the statement, the words are the statement's own: "Training" may be what it is about
+    assert subject_from_own_heading("Training", ("Onboarding", "Training"), "Training takes two days.") == "Training"
+
+
 @pytest.mark.parametrize("own", ["Card Training", "Paid Parental Leave", "Security tools", "Voting considerations"])
 def test_a_heading_with_a_word_besides_section_words_names_a_topic(own):
     assert not names_a_section_only(own)
