@@ -3,9 +3,10 @@
 A handbook's nearest heading names what the statements under it are about ("## Sick leave" under "# Benefits",
 "### Paid Parental Leave" under "## Extended leave options"); a heading further up names the chapter they sit
 in. So a subject a model took from the page title or a chapter heading, for a statement its own heading names
-a topic for, is the own heading. Not when the own heading only says what kind of section it is ("## Questions",
-"## Tools", "## Team structure", "## Where you can reach us"): that names no subject, and the chapter does;
-nor is such a heading a subject itself (the nearest heading above that names a topic is).
+a topic for, is the own heading. Not when the own heading names no topic: it only says what kind of section it
+is ("## Questions", "## Tools", "## Team structure", "## Where you can reach us") or asks a question (a FAQ's
+"### Who is my authorizing official?"); the chapter names the subject then. Nor is such a heading a subject
+itself (the nearest heading above that names a topic is).
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ def heading_name(heading: str) -> str:
     return _ENUMERATOR.sub("", heading).strip().rstrip("?:").strip() or heading.strip()
 
 
-def names_a_section_only(heading: str) -> bool:
-    """Whether the heading only says what kind of section it is ("Questions?", "Team Structure", "Tools")."""
+def names_no_topic(heading: str) -> bool:
+    """Whether the heading names no topic: it only says what kind of section it is ("Questions?", "Team
+    Structure", "Tools"), or it asks a question ("Who is my authorizing official?": a FAQ's question is answered
+    below it, it names nothing)."""
     words = _WORD.findall(heading.casefold())
-    return all(word in SECTION_WORDS for word in words)
+    return heading.rstrip().endswith("?") or all(word in SECTION_WORDS for word in words)
 
 
 def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: str) -> str:
@@ -47,16 +50,20 @@ def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: st
     topic. Else `subject` as it is."""
     if subject.casefold() in statement.casefold():
         return subject
-    if names_a_section_only(subject):
-        topics = [heading_name(h) for h in reversed(trail) if not names_a_section_only(heading_name(h))]
-        return topics[0] if topics else subject
+    if names_no_topic(subject):
+        return nearest_topic(trail) or subject
     if len(trail) < 2:
         return subject
     own = heading_name(trail[-1])
     key = _key(subject)
-    if names_a_section_only(own) or not any(_key(heading) == key for heading in trail[:-1]):
+    if names_no_topic(trail[-1]) or not any(_key(heading) == key for heading in trail[:-1]):
         return subject
     return own
+
+
+def nearest_topic(trail: tuple[str, ...]) -> str | None:
+    """The nearest heading of `trail` (the page title first) that names a topic, as a name; None if none does."""
+    return next((heading_name(h) for h in reversed(trail) if not names_no_topic(h)), None)
 
 
 def _key(name: str) -> str:

@@ -11,6 +11,7 @@ the repeat. A reply that is not usable is a recorded issue on the page, never a 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,8 @@ from .call_cache import CachedClient, call_key
 from .clients import ChatReply, ModelCallFailed, ModelServerDown
 from .extraction import Extraction
 from .grounding import enumeration, ground, overlap, relations_to_ask
-from .headings import subject_from_own_heading
+from .headings import nearest_topic, subject_from_own_heading
+from .measures import broad
 from .ontology import MAX_SENTENCE_CHARS, Ontology, Predicate, Triple
 from .prompts import (
     DEFAULT_EXTRACTION_PROMPT,
@@ -31,6 +33,7 @@ from .prompts import (
 from .replies import parse_relation, validate_relation_reply
 from .store import StoredPage
 from .units import Unit, sentence_units
+from .values import whole
 
 
 @dataclass
@@ -129,7 +132,8 @@ class ModelExtractor:
     def _read(self, unit: Unit, tally: _Tally) -> None:
         for t in self._relations(unit, tally):
             predicate = self.ontology[t.predicate]
-            kept = ground(t, predicate, unit.text, unit.context)
+            kept = ground(t, predicate, unit.text, unit.context) or ground(
+                value_given_as_subject(t, predicate, unit) or t, predicate, unit.text, unit.context)
             if kept is None:
                 continue
             if predicate.fixed_subject is None:  # a chapter heading taken for the subject: the own heading is it
@@ -168,9 +172,25 @@ class ModelExtractor:
             states, subject, obj, issue = parse_relation(reply.content)
             if issue:
                 tally.issues.append(issue)
-            elif states and obj and (subject or p.fixed_subject):
+            elif states and (obj or subject) and (subject or p.fixed_subject):
+                # an empty object stays: the reply may have put the value in the subject (value_given_as_subject)
                 found.append(Triple(subject or p.fixed_subject or "", p.name, obj))
         return found
+
+
+def value_given_as_subject(t: Triple, predicate: Predicate, unit: Unit) -> Triple | None:
+    """A reply that put the value in the subject's place ("subject": "inquiries18f@gsa.gov", "object": "" for
+    "Please email us at inquiries18f@gsa.gov"): the subject, when it is wholly a value of the relation's narrow
+    kind (an address, an amount, a duration, a person...) written in the statement and the object is not
+    written there, is the value, and the statement is about its nearest heading that names a topic."""
+    subject, obj = t.subject.strip(), t.object.strip()
+    if (predicate.fixed_subject is not None or broad(predicate.object_pattern) or not subject
+            or not re.fullmatch(predicate.object_pattern, subject)
+            or not re.search(whole(re.escape(subject)), unit.text)
+            or obj and re.search(whole(re.escape(obj)), unit.text, re.IGNORECASE)):
+        return None
+    topic = nearest_topic(unit.trail)
+    return Triple(topic, t.predicate, subject) if topic else None
 
 
 def readable_units(units: Callable[[str, str], list[Unit]], body: str, title: str) -> list[Unit]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from driftlab_dagster.core.call_cache import CachedClient
-from driftlab_dagster.core.headings import heading_name, names_a_section_only, subject_from_own_heading
+from driftlab_dagster.core.headings import heading_name, names_no_topic, nearest_topic, subject_from_own_heading
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Ontology, Predicate, Triple
 from driftlab_dagster.core.replay import ReplayClient
@@ -27,6 +27,13 @@ def test_a_subject_the_statement_writes_stays_even_when_a_heading_above_names_it
     assert subject_from_own_heading("Benefits", SICK_LEAVE, statement) == "Benefits"
 
 
+def test_a_faqs_question_names_no_topic_so_the_chapter_stays_the_subject():
+    trail = ("Travel", "Approvals", "Who is my authorizing official?")
+    assert names_no_topic("Who is my authorizing official?")
+    assert subject_from_own_heading("Approvals", trail, "Ask your director.") == "Approvals"
+    assert nearest_topic(trail) == "Approvals"
+
+
 def test_a_subject_that_is_no_heading_above_or_the_own_heading_itself_stays():
     assert subject_from_own_heading("leave requests", SICK_LEAVE, STATEMENT) == "leave requests"
     assert subject_from_own_heading("Sick leave", SICK_LEAVE, STATEMENT) == "Sick leave"
@@ -36,7 +43,7 @@ def test_a_subject_that_is_no_heading_above_or_the_own_heading_itself_stays():
 @pytest.mark.parametrize("own", ["Questions?", "Communication", "Team Structure", "Where you can reach us", "Tools",
                                  "Frequently Asked Questions"])
 def test_an_own_heading_that_only_names_a_kind_of_section_leaves_the_chapter_as_the_subject(own):
-    assert names_a_section_only(own)
+    assert names_no_topic(own)
     assert subject_from_own_heading("Engineering", ("Engineering", own), STATEMENT) == "Engineering"
 
 
@@ -53,7 +60,7 @@ def test_a_subject_taken_from_a_heading_that_only_names_a_kind_of_section_is_the
 
 @pytest.mark.parametrize("own", ["Card Training", "Paid Parental Leave", "Security tools", "Voting considerations"])
 def test_a_heading_with_a_word_besides_section_words_names_a_topic(own):
-    assert not names_a_section_only(own)
+    assert not names_no_topic(own)
 
 
 @pytest.mark.parametrize("heading, name", [("1. Complete Card Training", "Complete Card Training"),
@@ -74,3 +81,31 @@ def test_the_model_extractor_files_a_fact_under_the_own_heading_the_model_passed
     reply = '{"states": true, "subject": "Benefits", "object": "four hours"}'
     got = ModelExtractor(Ontology([allowance]), CachedClient(ReplayClient(lambda s, u: reply))).extract_unit(unit)
     assert got == [Triple("Sick leave", "time_allowance", "four hours")]
+
+
+def _relation(name: str, kind: str, cues: tuple[str, ...]) -> Predicate:
+    return Predicate(name=name, sentence="{subject} — x — {object}.", subject_pattern=VALUE_KINDS["name"],
+                     object_pattern=VALUE_KINDS[kind], fixed_subject=None, meaning=name, question="",
+                     query=" ".join(cues), open=True, cues=cues)
+
+
+def _extract(predicate: Predicate, unit: Unit, reply: str) -> list[Triple]:
+    client = CachedClient(ReplayClient(lambda s, u: reply))
+    return ModelExtractor(Ontology([predicate]), client).extract_unit(unit)
+
+
+def test_a_value_the_model_put_in_the_subjects_place_is_the_value_of_the_nearest_topic():
+    email = _relation("contact_email", "email", ("email",))
+    unit = Unit("Please email us at inquiries@example.gov", ("Acquisition", "What We Do"))
+    for reply in ('{"states": true, "subject": "inquiries@example.gov", "object": ""}',
+                  '{"states": true, "subject": "inquiries@example.gov", "object": "example.gov"}'):
+        assert _extract(email, unit, reply) == [Triple("Acquisition", "contact_email", "inquiries@example.gov")]
+
+
+def test_a_subject_is_never_taken_for_the_value_of_a_broad_kind_or_one_the_statement_does_not_write():
+    tool = _relation("uses_tool", "name", ("use",))
+    unit = Unit("We use Tock for time tracking.", ("Operations", "Tools we use"))
+    assert _extract(tool, unit, '{"states": true, "subject": "Tock", "object": ""}') == []
+    email = _relation("contact_email", "email", ("email",))
+    unit = Unit("Please email us at inquiries@example.gov", ("Acquisition",))
+    assert _extract(email, unit, '{"states": true, "subject": "other@example.gov", "object": ""}') == []
