@@ -16,13 +16,13 @@ import re
 # Words of a heading that says what kind of section it is, not what it is about. A heading made of these alone
 # names no subject; one word besides them ("Card training", "Security tools") does.
 SECTION_WORDS = frozenset({
-    "about", "also", "an", "and", "are", "asked", "background", "can", "communication", "communications",
+    "a", "about", "also", "an", "and", "are", "asked", "background", "can", "communication", "communications",
     "contact", "contacts", "details", "do", "documentation", "email", "faq", "faqs", "find", "frequently",
     "general", "getting", "guide", "how", "info", "information", "intro", "introduction", "links", "more",
     "notes", "of", "other", "our", "overview", "people", "policies", "policy", "process", "question",
     "questions", "reach", "related", "resource", "resources", "rituals", "see", "setup", "started", "step",
     "steps", "structure", "summary", "team", "the", "tips", "to", "tool", "tools", "training", "us", "we",
-    "what", "where", "who", "work", "you", "your", "a",
+    "what", "where", "who", "work", "you", "your",
 })
 # A numbered step's number is not part of its name: "1. Complete Card Training", "Step 3 - Get Reimbursed".
 _ENUMERATOR = re.compile(r"^\s*(?:(?:step\s+)?\d+\s*[.):-]|[a-z][.)])\s*", re.IGNORECASE)

@@ -3,9 +3,10 @@
 A page is cut into units (the world's `text_units`: sentences of a templated page, or the statements of a
 markdown page with their heading trail, units.py). A unit is shown with its section and asked only about
 the relations whose cues it or its section uses (grounding.relations_to_ask), one call per relation, and a
-triple is kept only when the unit or its section writes its subject and the unit its object (grounding.ground). Units
-repeat across pages and days, so each (relation, unit) call is asked once, ever: the call cache serves
-the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
+triple is kept only when the unit or its section writes its subject and the unit its object (grounding.ground). A
+subject taken from a chapter heading is the unit's own heading, and a value given in the subject's place is the
+value (headings.py). Units repeat across pages and days, so each (relation, unit) call is asked once, ever: the
+call cache serves the repeat. A reply that is not usable is a recorded issue on the page, never a crash.
 """
 
 from __future__ import annotations
@@ -132,8 +133,9 @@ class ModelExtractor:
     def _read(self, unit: Unit, tally: _Tally) -> None:
         for t in self._relations(unit, tally):
             predicate = self.ontology[t.predicate]
-            kept = ground(t, predicate, unit.text, unit.context) or ground(
-                value_given_as_subject(t, predicate, unit) or t, predicate, unit.text, unit.context)
+            kept = ground(t, predicate, unit.text, unit.context)
+            if kept is None and (swapped := value_given_as_subject(t, predicate, unit)) is not None:
+                kept = ground(swapped, predicate, unit.text, unit.context)
             if kept is None:
                 continue
             if predicate.fixed_subject is None:  # a chapter heading taken for the subject: the own heading is it
