@@ -46,17 +46,17 @@ def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: st
     """`subject` as the statement is about it (`trail`: the page title, then the headings above the statement).
     Only a subject written nowhere in the statement (the model took it from a heading) changes: one that only
     names a kind of section ("Team Structure") is the nearest heading that names a topic; one that is a heading
-    further up than the statement's own heading (the last of `trail`) is the own heading when that names a
-    topic. Else `subject` as it is."""
+    further up than the statement's own heading (the last of `trail`), or a run of its words ("HR Links" of
+    "Leave (HR Links)"), is the own heading when that names a topic. Else `subject` as it is."""
     if subject.casefold() in statement.casefold():
         return subject
     if names_no_topic(subject):
         return nearest_topic(trail) or subject
     if len(trail) < 2:
         return subject
-    own = heading_name(trail[-1])
-    key = _key(subject)
-    if names_no_topic(trail[-1]) or not any(_key(heading) == key for heading in trail[:-1]):
+    own, words = heading_name(trail[-1]), _words(subject)
+    if (names_no_topic(trail[-1]) or not words.strip()
+            or not any(words in _words(heading) for heading in trail[:-1])):
         return subject
     return own
 
@@ -66,5 +66,7 @@ def nearest_topic(trail: tuple[str, ...]) -> str | None:
     return next((heading_name(h) for h in reversed(trail) if not names_no_topic(h)), None)
 
 
-def _key(name: str) -> str:
-    return " ".join(heading_name(name).casefold().split())
+def _words(name: str) -> str:
+    """The name's words, folded, each between spaces: one name holds another when its words are a run of them
+    (" hr links " is in " leave hr links "; " art " is not in " department ")."""
+    return f" {' '.join(_WORD.findall(name.casefold()))} "

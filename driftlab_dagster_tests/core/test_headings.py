@@ -22,6 +22,16 @@ def test_a_subject_taken_from_the_title_or_a_chapter_is_the_statements_own_headi
     assert subject_from_own_heading(taken, SICK_LEAVE, STATEMENT) == "Sick leave"
 
 
+def test_a_subject_that_is_a_run_of_a_chapter_headings_words_is_the_own_heading_too():
+    trail = ("Leave (HR Links)", "Voting and poll volunteering")
+    statement = "You can receive up to 4 hours for each election event."
+    assert subject_from_own_heading("HR Links", trail, statement) == "Voting and poll volunteering"
+    # a run of whole words: "Art" is not written in "Department"
+    assert subject_from_own_heading("Art", ("Department of Labor", "Parking"), statement) == "Art"
+    # nor is a subject no heading above holds
+    assert subject_from_own_heading("Voting", trail, statement) == "Voting"
+
+
 def test_a_subject_the_statement_writes_stays_even_when_a_heading_above_names_it_too():
     statement = "Benefits staff answer within two days."
     assert subject_from_own_heading("Benefits", SICK_LEAVE, statement) == "Benefits"
