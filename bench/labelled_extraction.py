@@ -3,7 +3,7 @@ model extractor (relation-v1, grounded) on every labelled unit, and how many lab
 asked about (routing) as opposed to asked and missed (the model).
 
     PYTHONPATH=. .venv/bin/python bench/labelled_extraction.py [--labels data/handbooks/18f/labels.yaml]
-        [--url URL --model ID] [--sample N] [--show] [--by-relation] [--record FILE | --replay FILE]
+        [--url URL --model ID] [--sample N [--offset K]] [--show] [--by-relation] [--record FILE | --replay FILE]
 
 The labels file lists units (page, checkpoint, the unit's text) with every triple a careful person reads
 from each (none for a unit that states no relation); the world file beside it says which relations there
@@ -79,6 +79,9 @@ def main() -> None:
                         help="print precision and recall per relation, and how many facts had the right value "
                              "but another subject")
     parser.add_argument("--sample", type=int, default=1, help="measure every Nth labelled unit only (default: all)")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="with --sample N, start at the Kth labelled unit (0: the units rules were written on; "
+                             "1 with --sample 2: the other half, held out)")
     parser.add_argument("--record", type=Path, help="write the replies the measured units needed to this replay file")
     parser.add_argument("--replay", type=Path, help="measure from recorded replies (a replay file), no model server")
     args = parser.parse_args()
@@ -87,7 +90,7 @@ def main() -> None:
         raise SystemExit("a corpus world is needed")
     labels = yaml.safe_load(args.labels.read_text(encoding="utf-8"))
     units, lost = labelled_units(world, labels)
-    units = units[::args.sample]
+    units = units[args.offset::args.sample]
     for line in lost:
         print(f"  label without its unit: {line}")
     Path("bench/out").mkdir(parents=True, exist_ok=True)
