@@ -209,7 +209,9 @@ class LlamaServer:
         self.urls = [f"http://127.0.0.1:{p}" for p in self.ports]
         self.url = ",".join(self.urls)  # one --url value for all slots (the clients' ServerPool splits it)
         cache = Path(os.environ.get("DRIFTLAB_MODEL_CACHE", Path.home() / ".cache" / "driftlab"))
-        self.logs = [cache / (f"llama-server.{i}.log" if i else "llama-server.log") for i in range(slots)]
+        # One log per server, named by its port: two benchmarks or tests running at once each keep their own (a
+        # shared name let the second truncate the first's, and a death was explained by the other's lines).
+        self.logs = [cache / f"llama-server.{port}.log" for port in self.ports]
         self.log = self.logs[0]
         self.commands = [server_args(p, slot_threads(threads, slots), n_ctx, alias=alias) for p in self.ports]
         self.args = self.commands[0]
@@ -267,6 +269,9 @@ class LlamaServer:
     def __exit__(self, *exc: object) -> None:
         for process in self.processes:
             stop_child(process)
+        if exc[0] is None:  # a clean run leaves no log behind; a failed one keeps its log to read
+            for log in self.logs:
+                log.unlink(missing_ok=True)
 
 
 class EmbeddingServer:

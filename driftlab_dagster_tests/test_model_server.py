@@ -95,3 +95,18 @@ def test_the_server_child_stops_with_the_model_server(how, launched):
         server.wait()
         if child is not None and not _gone(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_servers_started_side_by_side_keep_a_log_each_and_a_clean_run_leaves_none(tmp_path, monkeypatch):
+    from driftlab_dagster.model_server import LlamaServer
+
+    monkeypatch.setenv("DRIFTLAB_MODEL_CACHE", str(tmp_path))
+    one, two = LlamaServer(), LlamaServer(slots=2)
+    logs = [*one.logs, *two.logs]
+    assert len(set(logs)) == 3  # a benchmark and a test at once, or two slots: never one file for two servers
+    for log in logs:
+        log.write_text("started\n")
+    one.__exit__(None, None, None)  # used and left cleanly: nothing to read
+    assert not any(log.exists() for log in one.logs)
+    two.__exit__(RuntimeError, RuntimeError("the model server died"), None)  # failed: its logs say why
+    assert all(log.read_text() == "started\n" for log in two.logs)
