@@ -35,7 +35,7 @@ from .measures import (
     the_only_value,
 )
 from .ontology import Predicate, Triple
-from .values import VALUE_KINDS, whole
+from .values import VALUE_KINDS, written_whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change,
@@ -43,7 +43,7 @@ from .values import VALUE_KINDS, whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -61,11 +61,6 @@ def _spans(value: str) -> Iterator[str]:
             yield value[tokens[i].start():tokens[i + length - 1].end()]
 
 
-def _in_sentence(span: str, sentence: str) -> list[re.Match[str]]:
-    """Every place the sentence holds the span as whole words (in the sentence's casing)."""
-    return list(re.finditer(whole(re.escape(span)), sentence, re.IGNORECASE))
-
-
 def normalise(value: str, shape: str | None, sentence: str) -> str | None:
     """The longest part of `value` that the sentence states and the shape allows, or None. A currency sign
     right before it or a percent sign right after it is kept when the shape allows it ("$1,000", "15%"), and
@@ -73,7 +68,7 @@ def normalise(value: str, shape: str | None, sentence: str) -> str | None:
     "$2.5 million") is kept with it."""
     value = _LEADING_ARTICLE.sub("", value.strip().strip("\"'`").rstrip(".,;:"))
     for span in _spans(value):
-        for found in _in_sentence(span, sentence):  # "Talent: ... #talent": the casing the shape takes
+        for found in written_whole(span, sentence):  # "Talent: ... #talent": the casing the shape takes
             written, widened = found.group(0), _with_signs(found, shape)
             if shape is None or re.fullmatch(shape, written) or widened != written:
                 return widened
@@ -107,9 +102,10 @@ def fit_to_wording(value: str, sentence: str, before: str, after: str, shape: st
     """A part as the relation's wording bounds it in the sentence: without the wording's own neighbour
     words ("clinics fill slots" -> "fill slots" after "clinics"), and stretched over words the model left
     out up to them ("Insurance-check" -> "Insurance-check service" before "day"). Keeps `value` otherwise."""
-    found = re.search(whole(re.escape(value)), sentence, re.IGNORECASE)
-    if found is None:
+    written = written_whole(value, sentence)
+    if not written:
         return value
+    found = written[0]
     start, end = found.span()
     if before and sentence[start:end].casefold().startswith(before.casefold() + " "):
         start += len(before) + 1

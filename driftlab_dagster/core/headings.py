@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from .values import written_whole
+
 # Words of a heading that says what kind of section it is, not what it is about. A heading made of these alone
 # names no subject; one word besides them ("Card training", "Security tools") does.
 SECTION_WORDS = frozenset({
@@ -48,7 +50,7 @@ def subject_from_own_heading(subject: str, trail: tuple[str, ...], statement: st
     names a kind of section ("Team Structure") is the nearest heading that names a topic; one that is a heading
     further up than the statement's own heading (the last of `trail`), or a run of its words ("HR Links" of
     "Leave (HR Links)"), is the own heading when that names a topic. Else `subject` as it is."""
-    if subject.casefold() in statement.casefold():
+    if written_whole(subject, statement):
         return subject
     if names_no_topic(subject):
         return nearest_topic(trail) or subject

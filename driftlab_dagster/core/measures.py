@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .values import TIME_UNIT, UNIT_QUALIFIERS, VALUE_KINDS, whole
+from .values import TIME_UNIT, UNIT_QUALIFIERS, VALUE_KINDS, whole, written_whole
 
 # The kinds a bare number can be given as (the sign is optional in their shapes).
 _SIGNED_KINDS = {VALUE_KINDS["money"], VALUE_KINDS["percentage"]}
@@ -34,11 +34,6 @@ _YEAR = re.compile(r"(?:19|20)\d\d")  # "Take the 2019 GSA training": a bare num
 _A_CURRENCY_AFTER = re.compile(r"\s*(?:dollars|usd|euros?|eur|pounds|gbp|%|percent)\b", re.IGNORECASE)
 
 
-def _occurrences(value: str, statement: str) -> list[re.Match[str]]:
-    """Where the statement writes `value` whole (not inside a longer number or word)."""
-    return list(re.finditer(whole(re.escape(value)), statement, re.IGNORECASE))
-
-
 def another_measure(value: str, shape: str | None, statement: str) -> bool:
     """Whether a value given for an amount or a percentage (a bare number, no sign) is, wherever the
     statement writes it, a length of time ("104" in "up to 104 hours"), a year ("2019" in "Take the 2019
@@ -46,7 +41,7 @@ def another_measure(value: str, shape: str | None, statement: str) -> bool:
     "69" in it no share), or one given for a duration is the unit of a rate or a frequency ("a month" in
     "$130 a month", "a week" in "once a week")."""
     if shape in _SIGNED_KINDS and re.fullmatch(r"\d[\d,.]*(?: ?(?:to|-|–) ?\d[\d,.]*)?", value):
-        found = _occurrences(value, statement)
+        found = written_whole(value, statement)
         share = shape == VALUE_KINDS["percentage"]
         return bool(found) and all(_AFTER_A_NUMBER.match(statement, m.end())
                                    or (_YEAR.fullmatch(value) and not _A_CURRENCY_AFTER.match(statement, m.end()))
@@ -54,7 +49,7 @@ def another_measure(value: str, shape: str | None, statement: str) -> bool:
                                    or (not share and _A_SIGN_AFTER.match(statement, m.end()))
                                    for m in found)
     if shape == _DURATION and _ONE_UNIT.fullmatch(value):
-        found = _occurrences(value, statement)
+        found = written_whole(value, statement)
         return bool(found) and all(_RATE_OR_FREQUENCY.search(statement[:m.start()]) for m in found)
     return False
 
@@ -68,7 +63,7 @@ def a_label(value: str, shape: str | None, statement: str) -> bool:
     label of something ("5" in "Level 5 summary ratings: Up to 2.5% of pay"), not a measure."""
     if shape not in _SIGNED_KINDS or not re.fullmatch(r"\d+", value):
         return False
-    found = _occurrences(value, statement)
+    found = written_whole(value, statement)
     return bool(found) and all(_LABEL_WORD.search(statement[:m.start()]) and not _A_SIGN_AFTER.match(statement, m.end())
                                for m in found)
 

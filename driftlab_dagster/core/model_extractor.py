@@ -34,7 +34,7 @@ from .prompts import (
 from .replies import parse_relation, validate_relation_reply
 from .store import StoredPage
 from .units import Unit, sentence_units
-from .values import whole
+from .values import written_whole
 
 
 @dataclass
@@ -188,8 +188,7 @@ def value_given_as_subject(t: Triple, predicate: Predicate, unit: Unit) -> Tripl
     subject, obj = t.subject.strip(), t.object.strip()
     if (predicate.fixed_subject is not None or broad(predicate.object_pattern) or not subject
             or not re.fullmatch(predicate.object_pattern, subject)
-            or not re.search(whole(re.escape(subject)), unit.text)
-            or obj and re.search(whole(re.escape(obj)), unit.text, re.IGNORECASE)):
+            or not written_whole(subject, unit.text) or obj and written_whole(obj, unit.text)):
         return None
     topic = nearest_topic(unit.trail)
     return Triple(topic, t.predicate, subject) if topic else None

@@ -142,6 +142,12 @@ def whole(pattern: str) -> str:
     return rf"(?<![\w@])(?<!\w[.,&-])(?:{pattern})(?![.,&-]?\w)(?!@)"
 
 
+def written_whole(part: str, text: str) -> list[re.Match[str]]:
+    """Every place `text` writes `part` as whole words (see `whole`), in any casing: what "the statement writes
+    it" means to grounding, the measure rules and the extractor alike."""
+    return list(re.finditer(whole(re.escape(part)), text, re.IGNORECASE))
+
+
 def states(answer: str | None, value: str) -> bool:
     """Whether an answer states the value: its normalised form is written whole in the answer's."""
     if answer is None:

@@ -37,6 +37,13 @@ def test_a_subject_the_statement_writes_stays_even_when_a_heading_above_names_it
     assert subject_from_own_heading("Benefits", SICK_LEAVE, statement) == "Benefits"
 
 
+def test_a_subject_written_only_inside_a_longer_word_of_the_statement_is_not_written_there():
+    # "art" is in "Department" as letters, not as a word: the model took "Art" from the chapter heading
+    statement = "The Department pays the whole monthly pass."
+    assert subject_from_own_heading("Art", ("Art", "Parking"), statement) == "Parking"
+    assert subject_from_own_heading("department", ("Department", "Parking"), statement) == "department"
+
+
 def test_a_faqs_question_names_no_topic_so_the_chapter_stays_the_subject():
     trail = ("Travel", "Approvals", "Who is my authorizing official?")
     assert names_no_topic("Who is my authorizing official?")

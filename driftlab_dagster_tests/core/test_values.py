@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.values import names_closely, names_match
+from driftlab_dagster.core.values import names_closely, names_match, written_whole
 
 
 @pytest.mark.parametrize(("asked", "written", "match"), [
@@ -28,3 +28,10 @@ def test_a_name_matches_in_full_or_shortened(asked, written, match):
 ])
 def test_running_text_names_a_name_only_as_a_phrase(written, named):
     assert names_closely("Level 5 summary rating", written) is named
+
+
+def test_a_part_is_written_only_as_whole_words_in_any_casing_and_found_everywhere_it_is():
+    text = "Email Inquiries@example.gov or the Department; inquiries go to the desk."
+    assert [m.group(0) for m in written_whole("inquiries", text)] == ["inquiries"]  # not the address's
+    assert [m.group(0) for m in written_whole("INQUIRIES@EXAMPLE.GOV", text)] == ["Inquiries@example.gov"]
+    assert written_whole("art", text) == [] and written_whole("example.gov", text) == []
