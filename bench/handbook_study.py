@@ -101,13 +101,15 @@ def main() -> None:
                    "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        log = args.out / "stderr.txt"  # written as the run goes: `tail -f` it to follow the steps
+        print(f"running {' '.join(command[1:4])} ...; its log as it goes: {log}", flush=True)
+        with open(log, "w", encoding="utf-8") as err:
+            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
         seconds = time.perf_counter() - started
     (args.out / "stdout.txt").write_text(done.stdout)
-    (args.out / "stderr.txt").write_text(done.stderr)
     print(done.stdout)
     if done.returncode != 0:  # with --max-failed-share 1, only a crash: its tables are not the study's
-        raise SystemExit(f"driftlab run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        raise SystemExit(f"driftlab run failed ({done.returncode}):\n{log.read_text(encoding='utf-8')[-2000:]}")
 
     folder = args.out / world_id
     rows = list(csv.DictReader(open(folder / "results.csv", encoding="utf-8")))
