@@ -3,7 +3,8 @@ model extractor (relation-v1, grounded) on every labelled unit, and how many lab
 asked about (routing) as opposed to asked and missed (the model).
 
     PYTHONPATH=. .venv/bin/python bench/labelled_extraction.py [--labels data/handbooks/18f/labels.yaml]
-        [--url URL --model ID] [--sample N [--offset K]] [--show] [--by-relation] [--record FILE | --replay FILE]
+        [--url URL --model ID] [--sample N [--offset K]] [--show] [--by-relation] [--losses]
+        [--record FILE | --replay FILE]
 
 The labels file lists units (page, checkpoint, the unit's text) with every triple a careful person reads
 from each (none for a unit that states no relation); the world file beside it says which relations there
@@ -13,6 +14,8 @@ is the same value (values.normalise). Starts the shipped 0.5B model unless --url
 cached in bench/out/labelled_cache.duckdb. `--record FILE` writes the replies the measured units needed as a
 replay file; `--replay FILE` measures from such a file with no model server (the committed real replies in
 data/handbooks/18f/replies/ re-score a change to grounding in seconds: grounding never changes a call).
+`--losses` sorts every labelled fact by what became of it, judged by the model's reply for its unit and
+relation: recalled, the value under another subject, another value, no fact, the relation not asked.
 """
 
 from __future__ import annotations
@@ -25,15 +28,17 @@ from pathlib import Path
 
 import yaml
 
-from driftlab_dagster.core.call_cache import CachedClient
+from driftlab_dagster.core.call_cache import CachedClient, call_key
 from driftlab_dagster.core.clients import OpenAICompatibleClient
 from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
+from driftlab_dagster.core.prompts import relation_schema
 from driftlab_dagster.core.replay import ReplayClient, write_replay_file
+from driftlab_dagster.core.replies import parse_relation
 from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
 from driftlab_dagster.core.units import Unit
-from driftlab_dagster.core.values import names_match, normalise
+from driftlab_dagster.core.values import names_match, normalise, states
 from driftlab_dagster.core.warehouse import connect, ensure_schema
 from driftlab_dagster.core.world.corpus import CorpusWorld
 from driftlab_dagster.core.world.loader import load_world
@@ -67,6 +72,29 @@ def same(world: CorpusWorld, a: Triple, b: Triple) -> bool:
     return x == y or names_match(x, y) or names_match(y, x)
 
 
+LOSSES = ["recalled", "the reply holds the value, under another subject (or grounding refused it)",
+          "the reply gives another value; the unit states only this fact of the relation",
+          "the reply gives another value; the unit states several facts of the relation",
+          "the reply says the unit states no such fact", "the relation is not asked (no cue)",
+          "the call failed (no reply)"]
+
+
+def loss(fact: Triple, truth: list[Triple], recalled: bool, asked: set[str], reply: str | None) -> str:
+    """What became of one labelled fact, judged by the reply the model gave for its unit and relation."""
+    if recalled:
+        return LOSSES[0]
+    if fact.predicate not in asked:
+        return LOSSES[5]
+    if reply is None:
+        return LOSSES[6]
+    said, subject, obj, _ = parse_relation(reply)
+    if not said:
+        return LOSSES[4]
+    if states(obj, fact.object) or states(subject, fact.object):
+        return LOSSES[1]
+    return LOSSES[3] if sum(t.predicate == fact.predicate for t in truth) > 1 else LOSSES[2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=Path, default=DATA_DIR / "handbooks" / "18f" / "labels.yaml")
@@ -75,6 +103,8 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-0.5b",
                         help="the model id (with no --url: which shipped model to start, 0.5b or 1.5b)")
     parser.add_argument("--show", action="store_true", help="print every miss and every false fact")
+    parser.add_argument("--losses", action="store_true",
+                        help="sort every labelled fact by what became of it, from the reply for its unit and relation")
     parser.add_argument("--by-relation", action="store_true",
                         help="print precision and recall per relation, and how many facts had the right value "
                              "but another subject")
@@ -124,6 +154,7 @@ def main() -> None:
                   flush=True)
         counts: Counter[str] = Counter()
         missed_by: Counter[str] = Counter()
+        losses: Counter[str] = Counter()
         by_relation: Counter[tuple[str, str]] = Counter()  # (relation, what was counted)
         for n, (unit, truth) in enumerate(units, 1):
             got = extractor.extract_unit(unit)
@@ -145,6 +176,12 @@ def main() -> None:
                     print(f"  false  {g} from {unit.render()!r}")
             for j, t in enumerate(truth):
                 recalled = any(b == j for _, b in right)
+                if args.losses:
+                    p = world.ontology[t.predicate]
+                    key = call_key(client.model, extractor.relations[p.name], unit.render(), relation_schema(p),
+                                   extractor.MAX_RELATION_TOKENS)
+                    entry = client.entries.get(key)
+                    losses[loss(t, truth, recalled, asked, entry.content if entry else None)] += 1
                 by_relation[(t.predicate, "labelled")] += 1
                 by_relation[(t.predicate, "recalled")] += recalled
                 by_relation[(t.predicate, "value recalled")] += any(b == j for _, b in right_value)
@@ -164,6 +201,9 @@ def main() -> None:
               + (f" ({len(missing)} calls failed and have none)" if missing else ""))
     if args.by_relation:
         print(relation_table(world, by_relation))
+    if args.losses:
+        print("| what became of a labelled fact | facts |\n|---|---|")
+        print("\n".join(f"| {name} | {losses[name]} |" for name in LOSSES))
     precision = counts["right"] / max(counts["extracted"], 1)
     recall = counts["recalled"] / max(counts["labelled"], 1)
     print(f"{world.id}: {len(units)} labelled units ({sum(1 for _, t in units if t)} stating a relation), "
