@@ -28,12 +28,11 @@ from pathlib import Path
 
 import yaml
 
-from driftlab_dagster.core.call_cache import CachedClient, call_key
+from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.clients import OpenAICompatibleClient
 from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
-from driftlab_dagster.core.prompts import relation_schema
 from driftlab_dagster.core.replay import ReplayClient, write_replay_file
 from driftlab_dagster.core.replies import parse_relation
 from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
@@ -177,10 +176,7 @@ def main() -> None:
             for j, t in enumerate(truth):
                 recalled = any(b == j for _, b in right)
                 if args.losses:
-                    p = world.ontology[t.predicate]
-                    key = call_key(client.model, extractor.relations[p.name], unit.render(), relation_schema(p),
-                                   extractor.MAX_RELATION_TOKENS)
-                    entry = client.entries.get(key)
+                    entry = client.entries.get(extractor.call_key(world.ontology[t.predicate], unit))
                     losses[loss(t, truth, recalled, asked, entry.content if entry else None)] += 1
                 by_relation[(t.predicate, "labelled")] += 1
                 by_relation[(t.predicate, "recalled")] += recalled

@@ -113,9 +113,12 @@ class ModelExtractor:
 
     def call_keys(self, units: list[Unit]) -> set[str]:
         """The cache key of every call reading `units` makes (what a replay file of them must hold)."""
-        return {call_key(self.client.model, self.relations[p.name], unit.render(), relation_schema(p),
-                         self.MAX_RELATION_TOKENS)
-                for unit in units for p in relations_of(self.ontology, unit)}
+        return {self.call_key(p, unit) for unit in units for p in relations_of(self.ontology, unit)}
+
+    def call_key(self, p: Predicate, unit: Unit) -> str:
+        """The cache key of the call asking the model whether `unit` states relation `p`."""
+        return call_key(self.client.model, self.relations[p.name], unit.render(), relation_schema(p),
+                        self.MAX_RELATION_TOKENS)
 
     def extract(self, page: StoredPage) -> Extraction:
         tally = _Tally()
