@@ -115,7 +115,9 @@ def test_a_value_the_model_put_in_the_subjects_place_is_the_value_of_the_nearest
     email = _relation("contact_email", "email", ("email",))
     unit = Unit("Please email us at inquiries@example.gov", ("Acquisition", "What We Do"))
     for reply in ('{"states": true, "subject": "inquiries@example.gov", "object": ""}',
-                  '{"states": true, "subject": "inquiries@example.gov", "object": "example.gov"}'):
+                  '{"states": true, "subject": "inquiries@example.gov", "object": "example.gov"}',
+                  # in another casing than the statement's, it is still the value the statement writes
+                  '{"states": true, "subject": "Inquiries@Example.gov", "object": ""}'):
         assert _extract(email, unit, reply) == [Triple("Acquisition", "contact_email", "inquiries@example.gov")]
 
 
