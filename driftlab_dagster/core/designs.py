@@ -133,7 +133,7 @@ class Agent:
         """Code resolves authority, recency inside a rank and fact-level staleness; the reader only reads the
         winning claim (a model reader gets it as its evidence). The hedge is code's, never the model's."""
         assert self.governed is not None
-        resolution = self.governed.resolve(entity, predicate, self.may_read)
+        resolution = self.governed.resolve(entity, predicate, self.may_read, asked)
         if resolution.value is None and self.reads_pages_when_silent:
             return self.pages_hop(entity, predicate, query or entity, asked, resolution.why)
         if resolution.value is None:

@@ -17,7 +17,7 @@ from .grounding import ground, overlap
 from .ontology import Triple
 from .store import StoredPage
 from .units import Unit
-from .values import name_words, names_closely, names_match, normalise, states
+from .values import name_words, names_closely, names_match, normalise, states, telling_words
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,11 @@ class GovernedResolver:
                                 for n in self.store.names_of(entity_id)))
         return fitting[0][1] if fitting else found
 
-    def resolve(self, name: str, predicate: str, may_read: Callable[[str], bool] | None = None) -> Resolution:
+    def resolve(self, name: str, predicate: str, may_read: Callable[[str], bool] | None = None,
+                asked: str = "") -> Resolution:
         """The governed value of (name, predicate) from what a caller may read (`may_read(audience)`):
-        facts and newer pages it may not read are dropped before anything is weighed."""
+        facts and newer pages it may not read are dropped before anything is weighed. `asked`, the question as
+        a person wrote it, chooses among the values one page gives the slot (`_as_asked`)."""
         may_read = may_read or (lambda audience: True)
         entity_id = self.linked(name, predicate)
         if entity_id is None:
@@ -112,7 +114,39 @@ class GovernedResolver:
                 if t.predicate == predicate and self._same_entity(t.subject, entity_id):
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                 page.updated_at, page_id, settled_by_newer_version=True))
-        return self._weigh(candidates) if candidates else self._by_section(name, predicate, may_read)
+        if not candidates:
+            return self._by_section(name, predicate, may_read)
+        candidates, chosen = self._as_asked(candidates, name, asked)
+        found = self._weigh(candidates)
+        return replace(found, why="; ".join(w for w in (chosen, found.why) if w))
+
+    def _as_asked(self, candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
+        """Where one page gives the slot several values, it is no disagreement (a page does not contradict
+        itself) but several facts of one kind: "four hours per pay period", "six hours" after three years, "240
+        hours" carried over, all of annual leave's time allowances. The question's own words choose: of that
+        page's values, only those whose statement shares the most of them with the question stay (words of
+        the asked name and of the values themselves, said by all, do not count). No word shared, or a tie:
+        all stay, and the usual weighing decides. Returns the candidates and why, if any were dropped."""
+        if not asked:
+            return candidates, ""
+        said = frozenset().union(*(telling_words(c.value) for c in candidates))
+        question = telling_words(asked) - telling_words(name) - said
+        dropped: list[Candidate] = []
+        for source in dict.fromkeys(c.source for c in candidates):
+            values = {normalise(c.value): c.value for c in candidates if c.source == source}
+            if len(values) < 2 or source not in self._pages:
+                continue
+            shared = {key: max((len(question & telling_words(f"{u.lead} {u.text}"))
+                                for u in self._page_units(source) if states(u.text, value)), default=0)
+                      for key, value in values.items()}
+            best = max(shared.values())
+            if best:
+                dropped += [c for c in candidates if c.source == source and shared[normalise(c.value)] < best]
+        if not dropped:
+            return candidates, ""
+        kept = [c for c in candidates if c not in dropped]
+        return kept, (f"the question's words choose {', '.join(dict.fromkeys(c.value for c in kept))} over "
+                      f"{', '.join(dict.fromkeys(c.value for c in dropped))}, which the same page gives")
 
     def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose

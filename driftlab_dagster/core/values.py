@@ -200,3 +200,25 @@ def names_closely(asked: str, written: str) -> bool:
     span = len(wanted) + 2
     return any(all(any(_same_word(w, h) for h in words[start:start + span]) for w in wanted)
                for start in range(max(1, len(words) - span + 1)))
+
+
+# Words a question asks with, not about: they say nothing of which statement answers it.
+_ASKING_WORDS = _NAME_FILLER | {"how", "many", "much", "what", "which", "who", "whom", "whose", "when", "where",
+                                "why", "is", "are", "was", "were", "do", "does", "did", "can", "could", "may",
+                                "must", "should", "will", "would", "you", "we", "i", "it", "they", "be", "or",
+                                "from", "into", "as", "if", "that", "this", "there"}
+
+
+def word_stem(word: str) -> str:
+    """A word without the endings wording varies by ("carried" and "carry", "hours" and "hour"), folded."""
+    word = word.casefold()
+    for ending, instead in (("ied", "y"), ("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
+        if word.endswith(ending) and len(word) - len(ending) >= 3 and not word.endswith("ss"):
+            return word[: -len(ending)] + instead
+    return word
+
+
+def telling_words(text: str) -> frozenset[str]:
+    """The stems of what a question or a statement says, without the words one asks with ("how", "many",
+    "can", "you"): what a question and the statement answering it share."""
+    return frozenset(word_stem(w) for w in re.findall(r"[a-z0-9]+", text.casefold()) if w not in _ASKING_WORDS)

@@ -369,3 +369,31 @@ def test_an_answer_read_from_the_pages_that_no_page_states_of_the_asked_thing_is
     assert neighbour.value is None and "no page read states the reader's answer" in neighbour.why
     own = _silent_graph_agent(world, reader('{"answer": "€49"}'), [_PRICING], "pages").ask(*question)
     assert (own.value, own.hedged) == ("€49", True)
+
+
+def test_the_questions_words_choose_among_the_values_one_page_gives_one_slot(tmp_path):
+    # 18F: "four hours per pay period", "six hours" after three years and "240 hours" carried over are all
+    # annual leave's time allowances on one page; a question about carrying leave over means one of them.
+    body = ("# Billing\n\nThe Heron team owns billing day to day.\n\n"
+            "Disputed invoices are escalated and owned by the Kestrel team.\n")
+    governed, page = _prose_graph(tmp_path, "Billing", body, [Triple("Billing", "owned_by", "Heron"),
+                                                               Triple("Billing", "owned_by", "Kestrel")])
+    resolver = GovernedResolver(governed, [page])
+    disputes = resolver.resolve("Billing", "owned_by", asked="Who owns billing when an invoice is disputed?")
+    assert (disputes.value, disputes.hedged) == ("Kestrel", False) and "question's words choose" in disputes.why
+    daily = resolver.resolve("Billing", "owned_by", asked="Which team owns billing from day to day?")
+    assert (daily.value, daily.hedged) == ("Heron", False)
+    # Words the question shares with neither statement, or only the asked name's: the page's values disagree.
+    for asked in ("", "Who owns billing?", "Who is in charge of refunds?"):
+        assert resolver.resolve("Billing", "owned_by", asked=asked).hedged is True
+
+
+def test_the_questions_words_never_choose_between_two_pages(tmp_path):
+    # Two pages disagreeing is drift or a conflict, which authority and recency settle, not the question's wording.
+    governed, page = _prose_graph(tmp_path, "Billing", "# Billing\n\nThe Heron team owns billing day to day.\n",
+                                  [Triple("Billing", "owned_by", "Heron")])
+    other = StoredPage("wiki/disputes.md", "Disputes", "# Disputes\n\nDisputed invoices are owned by the Kestrel "
+                       "team.\n", 1, T0)
+    governed.apply_page(other, [Triple("Billing", "owned_by", "Kestrel")], T0, "model:x")
+    found = GovernedResolver(governed, [page, other]).resolve("Billing", "owned_by", asked="Who owns disputed bills?")
+    assert found.hedged is True and "question's words" not in found.why
