@@ -48,6 +48,9 @@ class Design(str, Enum):
 DESIGNS = [Design.RAG, Design.GRAPH, Design.HYBRID, Design.HYBRID_VERSIONED]  # the post's four
 ALL_DESIGNS = DESIGNS + [Design.GOVERNED]  # and the fifth, governed one (governed.py)
 TOP_K = 3
+# The rules by which the designs answer, beside the reader that reads for them: part of the answers' code version
+# (session.reader_id), so stored answers go stale in Dagster when a rule changes. Name the change when you make one.
+ANSWER_RULES_VERSION = "question-words-choose-within-a-page"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import cast
 
 from .call_cache import CachedClient, CacheEntry
 from .clients import ModelClient
+from .designs import ANSWER_RULES_VERSION
 from .extraction import Extractor, RegexExtractor
 from .model_extractor import ModelExtractor
 from .model_reader import ModelReader
@@ -40,11 +41,11 @@ def graph_reader_id(settings: StudySettings) -> str:
 
 
 def reader_id(settings: StudySettings) -> str:
-    """Who answers, and from what retrieval."""
+    """Who answers, from what retrieval, and by which version of the designs' rules."""
     reader = graph_reader_id(settings)
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
     silent = "" if settings.governed_when_silent == "abstain" else f"+governed-silent:{settings.governed_when_silent}"
-    return f"{reader}+{retrieval}{silent}"
+    return f"{reader}+{retrieval}{silent}+rules:{ANSWER_RULES_VERSION}"
 
 
 @dataclass
