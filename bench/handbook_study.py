@@ -5,6 +5,7 @@ repository, run through the documented path (`driftlab run --world handbook.yaml
 --reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
 
     PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--world W.yaml] [--out bench/out/handbook] [--url URL]
+        [--scenarios S ...] [--until DAY] [--keep] [--governed-when-silent pages]
 
 Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
 files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
@@ -78,6 +79,8 @@ def main() -> None:
     parser.add_argument("--until", help="run the checkpoints through this day only")
     parser.add_argument("--model", default=MODEL_ALIAS, help="which shipped model to start (qwen2.5-coder-1.5b: the "
                                                              "llm-large extra), or the id --url serves")
+    parser.add_argument("--governed-when-silent", choices=("abstain", "pages"), default="abstain",
+                        help="what Governed does where its graph holds nothing (the study setting of that name)")
     args = parser.parse_args()
     if not args.keep:
         shutil.rmtree(args.out, ignore_errors=True)
@@ -98,6 +101,7 @@ def main() -> None:
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
                    "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
+                   "--governed-when-silent", args.governed_when_silent,
                    "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]
