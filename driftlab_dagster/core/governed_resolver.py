@@ -118,35 +118,53 @@ class GovernedResolver:
             return self._by_section(name, predicate, may_read)
         candidates, chosen = self._as_asked(candidates, name, asked)
         found = self._weigh(candidates)
-        return replace(found, why="; ".join(w for w in (chosen, found.why) if w))
+        if not chosen:
+            return found
+        # Wording chose, not authority or time: a hint to the reader of which claim is meant, never a certainty.
+        return replace(found, hedged=True, why="; ".join(w for w in (chosen, found.why) if w))
 
     def _as_asked(self, candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
-        """Where one page gives the slot several values, it is no disagreement (a page does not contradict
-        itself) but several facts of one kind: "four hours per pay period", "six hours" after three years, "240
-        hours" carried over, all of annual leave's time allowances. The question's own words choose: of that
-        page's values, only those whose statement shares the most of them with the question stay (words of
-        the asked name and of the values themselves, said by all, do not count). No word shared, or a tie:
-        all stay, and the usual weighing decides. Returns the candidates and why, if any were dropped."""
+        """Where one page gives the slot several values, they may be several facts of one kind, not a
+        disagreement: "four hours per pay period", "six hours" after three years and "240 hours" carried over
+        are all annual leave's time allowances. The question's own words choose: of that page's values, only
+        those whose statement shares the most of them with the question stay (the words of the asked name and
+        of the values, said by all, do not count). A statement counts only where it or its own heading names
+        the asked name, so a neighbour's value the model filed under it is never chosen for its wording; a
+        value the page writes in no such statement, no word shared, or a tie: all stay, and the usual weighing
+        decides. Returns the candidates and why, if any were dropped (the caller hedges: wording is a hint)."""
         if not asked:
             return candidates, ""
         said = frozenset().union(*(telling_words(c.value) for c in candidates))
         question = telling_words(asked) - telling_words(name) - said
         dropped: list[Candidate] = []
+        why = []
         for source in dict.fromkeys(c.source for c in candidates):
             values = {normalise(c.value): c.value for c in candidates if c.source == source}
             if len(values) < 2 or source not in self._pages:
                 continue
-            shared = {key: max((len(question & telling_words(f"{u.lead} {u.text}"))
-                                for u in self._page_units(source) if states(u.text, value)), default=0)
-                      for key, value in values.items()}
-            best = max(shared.values())
-            if best:
-                dropped += [c for c in candidates if c.source == source and shared[normalise(c.value)] < best]
-        if not dropped:
-            return candidates, ""
-        kept = [c for c in candidates if c not in dropped]
-        return kept, (f"the question's words choose {', '.join(dict.fromkeys(c.value for c in kept))} over "
-                      f"{', '.join(dict.fromkeys(c.value for c in dropped))}, which the same page gives")
+            about = [u for u in self._page_units(source) if self._names(u, name)]
+            shared = {}
+            for key, value in values.items():
+                stating = [u for u in about if states(u.text, value)]
+                if not stating:
+                    break  # where the page writes this value is unknown: no ground to prefer another
+                shared[key] = max(len(question & telling_words(f"{u.trail[-1] if u.trail else ''} {u.lead} "
+                                                               f"{u.text}")) for u in stating)
+            else:
+                best = max(shared.values())
+                if not best or list(shared.values()).count(best) == len(shared):
+                    continue
+                lost = [c for c in candidates if c.source == source and shared[normalise(c.value)] < best]
+                dropped += lost
+                why.append(f"the question's words choose {', '.join(v for k, v in values.items() if shared[k] == best)}"
+                           f" over {', '.join(dict.fromkeys(c.value for c in lost))}, which {source} gives too")
+        return [c for c in candidates if c not in dropped], "; ".join(why)
+
+    @staticmethod
+    def _names(unit: Unit, name: str) -> bool:
+        """Whether a statement is about `name`: its own heading or lead-in names it, or it names it itself."""
+        return (bool(unit.trail) and names_match(name, unit.trail[-1])
+                or bool(unit.lead) and names_match(name, unit.lead) or names_closely(name, unit.text))
 
     def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
         """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose

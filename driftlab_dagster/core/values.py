@@ -214,11 +214,14 @@ def word_stem(word: str) -> str:
     word = word.casefold()
     for ending, instead in (("ied", "y"), ("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
         if word.endswith(ending) and len(word) - len(ending) >= 3 and not word.endswith("ss"):
-            return word[: -len(ending)] + instead
-    return word
+            word = word[: -len(ending)] + instead
+            break
+    # "disputes" and "disputed", "require" and "required": one stem without the e an ending may leave
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
 def telling_words(text: str) -> frozenset[str]:
     """The stems of what a question or a statement says, without the words one asks with ("how", "many",
     "can", "you"): what a question and the statement answering it share."""
-    return frozenset(word_stem(w) for w in re.findall(r"[a-z0-9]+", text.casefold()) if w not in _ASKING_WORDS)
+    return frozenset(word_stem(w) for w in re.findall(r"[a-z0-9]+", text.casefold())
+                     if len(w) > 1 and w not in _ASKING_WORDS)  # one letter: a "'s" or "n't", an enumerator

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.values import names_closely, names_match, written_whole
+from driftlab_dagster.core.values import names_closely, names_match, telling_words, word_stem, written_whole
 
 
 @pytest.mark.parametrize(("asked", "written", "match"), [
@@ -35,3 +35,17 @@ def test_a_part_is_written_only_as_whole_words_in_any_casing_and_found_everywher
     assert [m.group(0) for m in written_whole("inquiries", text)] == ["inquiries"]  # not the address's
     assert [m.group(0) for m in written_whole("INQUIRIES@EXAMPLE.GOV", text)] == ["Inquiries@example.gov"]
     assert written_whole("art", text) == [] and written_whole("example.gov", text) == []
+
+
+@pytest.mark.parametrize(("word", "stem"), [("carried", "carry"), ("carry", "carry"), ("hours", "hour"),
+                                            ("disputes", "disput"), ("disputed", "disput"), ("policies", "policy"),
+                                            ("booking", "book"), ("class", "class"), ("us", "us"), ("yes", "yes"),
+                                            ("1990s", "1990")])
+def test_a_words_stem_is_what_its_inflections_share(word, stem):
+    assert word_stem(word) == stem
+
+
+def test_the_telling_words_of_a_question_leave_out_what_it_asks_with():
+    assert telling_words("How many hours of annual leave can you carry over?") == {"hour", "annual", "leav",
+                                                                                   "carry", "over"}
+    assert telling_words("Who's the team's owner?") == {"team", "owner"}  # no "s" from an apostrophe
