@@ -99,7 +99,7 @@ class GovernedResolver:
         entity_id = self.linked(name, predicate)
         if entity_id is None:
             found = self._from_newer_pages_only(name, predicate, may_read)
-            return found if found.value is not None else self._by_section(name, predicate, may_read)
+            return found if found.value is not None else self._by_section(name, predicate, may_read, asked)
         candidates: list[Candidate] = []
         for fact in self.store.facts_on(entity_id, predicate):
             if fact.retracted_at is not None or not may_read(fact.audience):
@@ -115,7 +115,10 @@ class GovernedResolver:
                     candidates.append(Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                 page.updated_at, page_id, settled_by_newer_version=True))
         if not candidates:
-            return self._by_section(name, predicate, may_read)
+            return self._by_section(name, predicate, may_read, asked)
+        return self._weigh_as_asked(candidates, name, asked)
+
+    def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str) -> Resolution:
         candidates, chosen = self._as_asked(candidates, name, asked)
         found = self._weigh(candidates)
         if not chosen:
@@ -166,7 +169,7 @@ class GovernedResolver:
         return (bool(unit.trail) and names_match(name, unit.trail[-1])
                 or bool(unit.lead) and names_match(name, unit.lead) or names_closely(name, unit.text))
 
-    def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool]) -> Resolution:
+    def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool], asked: str = "") -> Resolution:
         """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose
         names its subject in the nearest heading ("## Business cards", then "A pack of 250 costs $27.62", a fact
         the model filed under "GSA branding") or in the statement beside another noun ("45 minutes ... design
@@ -174,8 +177,10 @@ class GovernedResolver:
         are weighed as its claims: first those under a heading or a list's lead-in that names `name` (a
         section is about one thing), else those whose statement names it, else any on a page whose title
         names it, if they agree (a page is about what its title says, less closely: where its statements
-        give different values, none is known to be this one's). Only open relations: a templated
-        world's sentence names its subject, and its model-free reading is exact."""
+        give different values, none is known to be this one's). Under a heading or in a statement that names
+        it, the question's words choose among one page's values (`_as_asked`), as for the entity's own claims.
+        Only open relations: a templated world's sentence names its subject, and its model-free reading is
+        exact."""
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
         facts = [f for entity_id in self.store.entities_with(predicate)
@@ -191,7 +196,7 @@ class GovernedResolver:
                           if any(states(unit.text, f.object)
                                  for unit in named(f.source, name, subjects[f.entity_id]))]
             if candidates:
-                found = self._weigh(candidates)
+                found = self._weigh(candidates) if must_agree else self._weigh_as_asked(candidates, name, asked)
                 if found.hedged and must_agree:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))

@@ -390,6 +390,18 @@ def test_the_questions_words_choose_among_the_values_one_page_gives_one_slot(tmp
         assert found.hedged and "question's words" not in found.why, asked
 
 
+def test_the_questions_words_choose_among_one_pages_values_read_under_a_heading_that_names_it(tmp_path):
+    # 18F, later: the model filed leave's allowances under other subjects; "## Annual leave" and "## Advanced
+    # annual leave" both name annual leave, "80 hours" advanced and "240 hours" carried over.
+    body = ("# Ops\n\n## Billing\n\nDay to day, the Heron team owns it.\n\n"
+            "Disputed invoices are owned by the Kestrel team.\n")
+    governed, page = _prose_graph(tmp_path, "Ops", body, [Triple("day to day", "owned_by", "Heron"),
+                                                           Triple("invoices", "owned_by", "Kestrel")])
+    found = GovernedResolver(governed, [page]).resolve("Billing", "owned_by", asked="Who owns a disputed invoice?")
+    assert (found.value, found.hedged) == ("Kestrel", True)
+    assert "its heading names Billing" in found.why and "question's words choose Kestrel" in found.why
+
+
 def test_the_questions_words_never_choose_a_statement_that_is_not_about_the_asked_name(tmp_path):
     # A neighbour's value the model filed under the asked name wins no choice for its wording.
     body = "# Ops\n\nThe Heron team owns payroll and its monthly reports.\n\nBilling is owned by the Kestrel team.\n"
