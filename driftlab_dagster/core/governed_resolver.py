@@ -31,7 +31,9 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Resolution:
-    """The governed answer for one (entity, predicate): the value, whether to hedge, and why."""
+    """The governed answer for one (entity, predicate): the value, whether to hedge, and why. `candidates` are
+    the claims weighed, which a model reader is shown as its evidence: values the question's words dropped
+    (`GovernedResolver._as_asked`) are not among them, only named in `why`."""
 
     value: str | None
     hedged: bool
@@ -164,10 +166,16 @@ class GovernedResolver:
         return [c for c in candidates if c not in dropped], "; ".join(why)
 
     @staticmethod
-    def _names(unit: Unit, name: str) -> bool:
-        """Whether a statement is about `name`: its own heading or lead-in names it, or it names it itself."""
+    def _headed_by(unit: Unit, name: str) -> bool:
+        """Whether a statement's nearest heading (the page title when none is nearer) or list lead-in names
+        `name`; never a heading further up, which names a chapter."""
         return (bool(unit.trail) and names_match(name, unit.trail[-1])
-                or bool(unit.lead) and names_match(name, unit.lead) or names_closely(name, unit.text))
+                or bool(unit.lead) and names_match(name, unit.lead))
+
+    @classmethod
+    def _names(cls, unit: Unit, name: str) -> bool:
+        """Whether a statement is about `name`: its own heading or lead-in names it, or it names it itself."""
+        return cls._headed_by(unit, name) or names_closely(name, unit.text)
 
     def _by_section(self, name: str, predicate: str, may_read: Callable[[str], bool], asked: str = "") -> Resolution:
         """A name the graph holds no claim of `predicate` about may still be what a statement is about: prose
@@ -222,10 +230,8 @@ class GovernedResolver:
         return self._units[page_id]
 
     def _under_a_heading_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
-        """The statements of a page whose nearest heading (the page title when none is nearer) or list lead-in
-        names `name`; never a heading further up, which names a chapter."""
-        return [u for u in self._page_units(page_id) if u.trail and names_match(name, u.trail[-1])
-                or u.lead and names_match(name, u.lead)]
+        """The statements of a page headed by `name` (`_headed_by`)."""
+        return [u for u in self._page_units(page_id) if self._headed_by(u, name)]
 
     def _under_a_title_naming(self, page_id: str, name: str, subject: str) -> list[Unit]:
         units = self._page_units(page_id)
