@@ -120,13 +120,28 @@ class GovernedResolver:
             return self._by_section(name, predicate, may_read, asked)
         return self._weigh_as_asked(candidates, name, asked)
 
-    def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str) -> Resolution:
-        candidates, chosen = self._as_asked(candidates, name, asked)
+    def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str,
+                        by_wording: bool = True) -> Resolution:
+        candidates, given = self._not_given(candidates, asked)
+        candidates, chosen = self._as_asked(candidates, name, asked) if by_wording else (candidates, "")
         found = self._weigh(candidates)
-        if not chosen:
+        if not (given or chosen):
             return found
         # Wording chose, not authority or time: a hint to the reader of which claim is meant, never a certainty.
-        return replace(found, hedged=True, why="; ".join(w for w in (chosen, found.why) if w))
+        why = "; ".join(w for w in (given, chosen, found.why) if w)
+        return replace(found, hedged=found.hedged or bool(chosen), why=why)
+
+    @staticmethod
+    def _not_given(candidates: list[Candidate], asked: str) -> tuple[list[Candidate], str]:
+        """A question never asks for what it states as given: in "In a normal 40-hour week, how many hours are
+        staff expected to bill?" the 40 hours is the premise, and "Which tool do staff use to conference call?"
+        does not ask for "conference call". Such values drop, unless every value is one (then nothing tells
+        them apart). Returns the candidates and why, if any were dropped."""
+        given = [c for c in candidates if asked and states(asked, c.value)]
+        if not given or len(given) == len(candidates):
+            return candidates, ""
+        return ([c for c in candidates if c not in given],
+                f"the question itself gives {', '.join(dict.fromkeys(c.value for c in given))}")
 
     def _as_asked(self, candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
         """Where one page gives the slot several values, they may be several facts of one kind, not a
@@ -204,7 +219,7 @@ class GovernedResolver:
                           if any(states(unit.text, f.object)
                                  for unit in named(f.source, name, subjects[f.entity_id]))]
             if candidates:
-                found = self._weigh(candidates) if must_agree else self._weigh_as_asked(candidates, name, asked)
+                found = self._weigh_as_asked(candidates, name, asked, by_wording=not must_agree)
                 if found.hedged and must_agree:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))

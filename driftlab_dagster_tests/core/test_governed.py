@@ -443,3 +443,24 @@ def test_the_governed_design_passes_the_question_asked_to_its_resolver(tmp_path)
                   GovernedResolver(governed, [page]))
     assert agent.ask("Who owns billing when an invoice is disputed?", "Billing", ("owned_by",)).value == "Kestrel"
     assert agent.ask("Who owns billing from day to day?", "Billing", ("owned_by",)).value == "Heron"
+
+
+def test_a_value_the_question_gives_as_its_premise_is_never_its_answer(tmp_path):
+    # 18F: "In a normal 40-hour week, at least how many hours ... to bill?" and a graph holding "40 hours" beside
+    # the answer; "Which Google tool do staff use to conference call?" and "conference call" read as a tool.
+    body = "# Billing\n\nThe Heron team and the Kestrel team own billing.\n"
+    governed, page = _prose_graph(tmp_path, "Billing", body, [Triple("Billing", "owned_by", "Heron"),
+                                                               Triple("Billing", "owned_by", "Kestrel")])
+    resolver = GovernedResolver(governed, [page])
+    found = resolver.resolve("Billing", "owned_by", asked="Besides the Heron team, who owns billing?")
+    assert (found.value, found.hedged) == ("Kestrel", False)
+    assert "the question itself gives Heron" in found.why and [c.value for c in found.candidates] == ["Kestrel"]
+    # Every value given by the question: nothing tells them apart, all stay and the page's disagreement stands.
+    both = resolver.resolve("Billing", "owned_by", asked="Is billing owned by Heron or by Kestrel?")
+    assert both.hedged and "question itself" not in both.why and len(both.candidates) == 2
+    # Read where a heading names the asked name, as for the entity's own claims.
+    (tmp_path / "section").mkdir()
+    governed, page = _prose_graph(tmp_path / "section", "Ops", "# Ops\n\n## Billing\n\nHeron and Kestrel own it.\n",
+                                  [Triple("it", "owned_by", "Heron"), Triple("they", "owned_by", "Kestrel")])
+    found = GovernedResolver(governed, [page]).resolve("Billing", "owned_by", asked="Who, with Heron, owns billing?")
+    assert found.value == "Kestrel" and "the question itself gives Heron" in found.why
