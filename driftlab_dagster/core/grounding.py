@@ -35,7 +35,7 @@ from .measures import (
     the_only_value,
 )
 from .ontology import Predicate, Triple
-from .values import VALUE_KINDS, written_whole
+from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 
 # Named in every model extractor's id (its code version): a change to what grounding keeps from the same
 # replies changes the facts, so a graph built under older rules shows as stale. Bump it with such a change,
@@ -125,15 +125,11 @@ def fit_to_wording(value: str, sentence: str, before: str, after: str, shape: st
     return fitted if fitted and (shape is None or re.fullmatch(shape, fitted)) else value
 
 
-_FUNCTION_WORDS = {"a", "an", "the", "is", "are", "was", "be", "by", "in", "of", "for", "to", "with", "on", "at",
-                   "and", "or", "our", "its", "per", "it", "as", "from"}
-
-
 def cue_words(predicate: Predicate) -> set[str]:
     """The words a sentence about this relation uses: the ontology's query words and the relation's name
     ("refund_days" -> refund, days), without function words unless that is all the query has ("is our")."""
     words = set(re.findall(r"[a-z0-9]+", f"{predicate.query} {predicate.name.replace('_', ' ')}".lower()))
-    content = words - _FUNCTION_WORDS
+    content = words - FUNCTION_WORDS
     return content if content - set(predicate.name.split("_")) else words
 
 
@@ -142,7 +138,7 @@ def cues_of(predicate: Predicate) -> tuple[str, ...]:
     its name (`cue_words`). A declared cue that is a lone function word ("in", "for") is no cue: nearly every
     statement writes one, so it would ask the relation of every statement (in a phrase, "in Concur", it
     counts)."""
-    telling = tuple(c for c in predicate.cues if c.strip().lower() not in _FUNCTION_WORDS)
+    telling = tuple(c for c in predicate.cues if c.strip().lower() not in FUNCTION_WORDS)
     return telling or tuple(sorted(cue_words(predicate)))
 
 
@@ -270,7 +266,7 @@ def _without_the_person(subject: str, obj: str, predicate: Predicate) -> str:
     words, value = [w.strip(",;:") for w in subject.split()], obj.split()
     for rest in (words[:-len(value)] if words[-len(value):] == value else None,
                  words[len(value):] if words[:len(value)] == value else None):
-        if rest and rest[0].casefold() not in _EMPTY_WORDS and rest[-1].casefold() not in _EMPTY_WORDS:
+        if rest and rest[0].casefold() not in EMPTY_WORDS and rest[-1].casefold() not in EMPTY_WORDS:
             return " ".join(rest)
     return subject
 
@@ -318,9 +314,9 @@ def names_the_kind(value: str, predicate: Predicate) -> bool:
     """Whether a value is only its relation's own words, of its name and cues ("tool" or "system" as the tool
     used, "Slack channel" as the channel): the kind of thing the value is, not which one. Only for the kinds
     a plain word fits: a measure's unit ("a month") is its value's own word."""
-    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in _EMPTY_WORDS]
+    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in EMPTY_WORDS]
     kind = sorted({w for text in (*predicate.cues, predicate.name.replace("_", " "))
-                   for w in re.findall(r"[a-z0-9]+", text.casefold())} - _FUNCTION_WORDS)
+                   for w in re.findall(r"[a-z0-9]+", text.casefold())} - FUNCTION_WORDS)
     return bool(words) and all(_word_hit(w, kind) for w in words)
 
 
@@ -342,21 +338,15 @@ def _name_without_the_sentence_around_it(value: str, shape: str, sentence: str) 
     in the sentence around the name. Only the open world's name kinds: a templated world's shapes say what
     they accept."""
     words = value.split()
-    while words and words[0] in _EMPTY_WORDS:
+    while words and words[0] in EMPTY_WORDS:
         words.pop(0)
-    while words and words[-1] in _EMPTY_WORDS:
+    while words and words[-1] in EMPTY_WORDS:
         words.pop()
     return normalise(" ".join(words), shape, sentence) if words else None
 
 
-# Words that name nothing on their own: a part made of them only is a model's filler, not a subject or value.
-_EMPTY_WORDS = _FUNCTION_WORDS | {"use", "used", "using", "you", "your", "we", "us", "they", "them", "their", "this",
-                                  "that", "these", "those", "there", "here", "if", "when", "can", "will", "may",
-                                  "should", "must", "do", "does", "not", "no", "yes", "all", "any", "each"}
-
-
 def _names_something(part: str) -> bool:
-    return any(w not in _EMPTY_WORDS for w in re.findall(r"\w+", part.casefold()))
+    return any(w not in EMPTY_WORDS for w in re.findall(r"\w+", part.casefold()))
 
 
 def overlap(subject: str, obj: str) -> bool:

@@ -155,7 +155,21 @@ def states(answer: str | None, value: str) -> bool:
     return re.search(whole(re.escape(normalise(value))), normalise(answer)) is not None
 
 
+# Words that say little on their own, in four lists for four uses; kept together so that a word added to one
+# is weighed for the others. A name's filler ("Office *of the* CTO": not what tells two names apart):
 _NAME_FILLER = {"a", "an", "the", "of", "for", "and", "to", "in", "on", "at", "by", "with", "per", "our", "your"}
+# Function words, which no cue and no content word is (grounding: cue words, what a value shares with a text):
+FUNCTION_WORDS = {"a", "an", "the", "is", "are", "was", "be", "by", "in", "of", "for", "to", "with", "on", "at",
+                  "and", "or", "our", "its", "per", "it", "as", "from"}
+# Words that name nothing on their own: a part made of them only is a model's filler, not a subject or value.
+EMPTY_WORDS = FUNCTION_WORDS | {"use", "used", "using", "you", "your", "we", "us", "they", "them", "their", "this",
+                                "that", "these", "those", "there", "here", "if", "when", "can", "will", "may",
+                                "should", "must", "do", "does", "not", "no", "yes", "all", "any", "each"}
+# Words a question asks with, not about: they say nothing of which statement answers it (`telling_words`).
+_ASKING_WORDS = _NAME_FILLER | {"how", "many", "much", "what", "which", "who", "whom", "whose", "when", "where",
+                                "why", "is", "are", "was", "were", "do", "does", "did", "can", "could", "may",
+                                "must", "should", "will", "would", "you", "we", "i", "it", "they", "be", "or",
+                                "from", "into", "as", "if", "that", "this", "there"}
 
 
 def _name_word_list(name: str) -> list[str]:
@@ -200,13 +214,6 @@ def names_closely(asked: str, written: str) -> bool:
     span = len(wanted) + 2
     return any(all(any(_same_word(w, h) for h in words[start:start + span]) for w in wanted)
                for start in range(max(1, len(words) - span + 1)))
-
-
-# Words a question asks with, not about: they say nothing of which statement answers it.
-_ASKING_WORDS = _NAME_FILLER | {"how", "many", "much", "what", "which", "who", "whom", "whose", "when", "where",
-                                "why", "is", "are", "was", "were", "do", "does", "did", "can", "could", "may",
-                                "must", "should", "will", "would", "you", "we", "i", "it", "they", "be", "or",
-                                "from", "into", "as", "if", "that", "this", "there"}
 
 
 def word_stem(word: str) -> str:
