@@ -43,7 +43,7 @@ from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -238,6 +238,9 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
+    elif (first is None and predicate.object_pattern == _NAME and subject_found and object_found
+          and written_as_a_name(subject_found, sentence) and not written_as_a_name(object_found, sentence)):
+        subject_raw, object_raw = object_raw, subject_raw  # "C2, our purchase request tool": C2 is the tool
     obj = _part(object_raw, predicate, "object", sentence)
     subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,
                     "subject", sentence, context)
@@ -306,6 +309,7 @@ def _part(value: str, predicate: Predicate, role: str, sentence: str, context: s
 
 _NAME_SHAPES = {VALUE_KINDS[kind] for kind in ("name", "person", "people")}
 _CHANNEL = VALUE_KINDS["channel"]
+_NAME = VALUE_KINDS["name"]
 _PERSON = VALUE_KINDS["person"]
 _KIND_NAMED = _NAME_SHAPES | {_CHANNEL, VALUE_KINDS["phrase"]}  # the kinds a plain word can fit
 
@@ -450,3 +454,19 @@ def enumeration(value: str, shape: str | None, statement: str) -> list[str]:
         raw[0] = raw[0].split(maxsplit=1)[1]
     kept = [normalise(item, shape, statement) for item in raw]
     return list(dict.fromkeys(k for k in kept if k is not None))
+
+
+def written_as_a_name(part: str, sentence: str) -> bool:
+    """Whether the statement writes `part` as a proper name, not as a description: with a digit ("C2"), a
+    capital inside a word or on a later word ("GitHub", "Google Hangouts"), or capitalised where a sentence
+    would not capitalise it ("use Lever to"). "Our applicant tracking system" after a colon, "conference call":
+    descriptions."""
+    words = part.split()
+    if not words or any(c.isdigit() for c in part) or any(c.isupper() for c in words[0][1:]):
+        return True
+    if any(c.isupper() for w in words[1:] for c in w):
+        return True
+    if not words[0][:1].isupper():
+        return False
+    at = sentence.find(part)
+    return at > 0 and not re.search(r"(?:^|[.:;!?]\s*|\n\s*)$", sentence[:at])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.grounding import ground
+from driftlab_dagster.core.grounding import ground, written_as_a_name
 from driftlab_dagster.core.measures import a_label
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.values import VALUE_KINDS
@@ -128,3 +128,37 @@ def test_a_year_is_no_amount():
         == Triple("GSA", "amount", "2019")
     assert ground(Triple("GSA", "amount", "1500"), amount, "The GSA grant is 1500 for each team.") \
         == Triple("GSA", "amount", "1500")  # not a year's number
+
+
+@pytest.mark.parametrize(("part", "statement", "as_a_name"), [
+    ("C2", "C2, our purchase request tool, is your one-stop-shop.", True),  # a digit
+    ("GitHub", "We keep our code on GitHub.", True),  # a capital inside a word
+    ("Google Hangouts", "You can use Google Hangouts to conference call.", True),  # a later word capitalised
+    ("Lever", "Ask the team to use Lever for that.", True),  # capitalised where a sentence would not be
+    ("Lever", "Lever: our applicant tracking system.", False),  # a sentence's first word tells nothing
+    ("Our applicant tracking system", "Lever: Our applicant tracking system.", False),  # nor one after a colon
+    ("conference call", "You can use Google Hangouts to conference call.", False),
+])
+def test_a_part_is_written_as_a_name_by_its_digits_and_capitals_not_by_where_a_sentence_starts(part, statement,
+                                                                                            as_a_name):
+    assert written_as_a_name(part, statement) is as_a_name
+
+
+def test_a_name_valued_pair_the_model_turned_around_is_put_back():
+    # 18F: "C2 uses_tool purchase request tool", "Google Hangouts uses_tool conference call": the tool is the
+    # name, what it is used for the description.
+    tool = _open("uses_tool", obj="name", cues=("tool", "use"))
+    said = "If you need anything under $10,000, C2, our purchase request tool, is your one-stop-shop."
+    assert ground(Triple("C2", "uses_tool", "purchase request tool"), tool, said, "Purchase requests") \
+        == Triple("purchase request tool", "uses_tool", "C2")
+    said = "You can use Google Hangouts to conference call, video conference and screenshare."
+    assert ground(Triple("Google Hangouts", "uses_tool", "conference call"), tool, said) \
+        == Triple("conference call", "uses_tool", "Google Hangouts")
+    # Two names, or a description for a description: as the model gave them.
+    said = "Google Chat: You can use Google Chat for messaging (many folks in TTS prefer Slack)."
+    assert ground(Triple("Google Chat", "uses_tool", "Slack"), tool, said) \
+        == Triple("Google Chat", "uses_tool", "Slack")
+    said = "Budgets use the micropurchase request form."
+    assert ground(Triple("Budgets", "uses_tool", "micropurchase request form"), tool, said) \
+        == Triple("Budgets", "uses_tool", "micropurchase request form")
+
