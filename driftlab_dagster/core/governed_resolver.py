@@ -120,30 +120,35 @@ class GovernedResolver:
             return self._by_section(name, predicate, may_read, asked)
         return self._weigh_as_asked(candidates, name, asked)
 
-    def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str,
-                        by_wording: bool = True) -> Resolution:
+    def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str) -> Resolution:
+        said = frozenset().union(*(telling_words(c.value) for c in candidates))
         candidates, given = self._not_given(candidates, asked)
-        candidates, chosen = self._as_asked(candidates, name, asked) if by_wording else (candidates, "")
+        candidates, chosen = self._as_asked(candidates, name, asked, said)
         found = self._weigh(candidates)
         if not (given or chosen):
             return found
-        # Wording chose, not authority or time: a hint to the reader of which claim is meant, never a certainty.
-        why = "; ".join(w for w in (given, chosen, found.why) if w)
-        return replace(found, hedged=found.hedged or bool(chosen), why=why)
+        # The question chose, not authority or time: a hint to the reader of which claim is meant, never a certainty.
+        return replace(found, hedged=True, why="; ".join(w for w in (given, chosen, found.why) if w))
 
     @staticmethod
     def _not_given(candidates: list[Candidate], asked: str) -> tuple[list[Candidate], str]:
         """A question never asks for what it states as given: in "In a normal 40-hour week, how many hours are
         staff expected to bill?" the 40 hours is the premise, and "Which tool do staff use to conference call?"
-        does not ask for "conference call". Such values drop, unless every value is one (then nothing tells
-        them apart). Returns the candidates and why, if any were dropped."""
-        given = [c for c in candidates if asked and states(asked, c.value)]
-        if not given or len(given) == len(candidates):
+        does not ask for "conference call". Where one page gives the slot such a value beside one the question
+        does not write, the value written in the question drops. Never between two pages: there a
+        disagreement is drift or a conflict, which authority and time settle ("Is billing still owned by
+        Heron?" must not drop the newer page's Heron for the older page's other owner). Returns the candidates
+        and why, if any were dropped (the caller hedges: the question's wording is a hint)."""
+        given = {c for c in candidates if asked and normalise(c.value) and states(asked, c.value)}
+        kept = {c.source for c in candidates if c not in given}
+        dropped = [c for c in candidates if c in given and c.source in kept]
+        if not dropped:
             return candidates, ""
-        return ([c for c in candidates if c not in given],
-                f"the question itself gives {', '.join(dict.fromkeys(c.value for c in given))}")
+        return ([c for c in candidates if c not in dropped],
+                f"the question itself gives {', '.join(dict.fromkeys(c.value for c in dropped))}")
 
-    def _as_asked(self, candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
+    def _as_asked(self, candidates: list[Candidate], name: str, asked: str,
+                  said: frozenset[str] = frozenset()) -> tuple[list[Candidate], str]:
         """Where one page gives the slot several values, they may be several facts of one kind, not a
         disagreement: "four hours per pay period", "six hours" after three years and "240 hours" carried over
         are all annual leave's time allowances. The question's own words choose: of that page's values, only
@@ -154,7 +159,7 @@ class GovernedResolver:
         decides. Returns the candidates and why, if any were dropped (the caller hedges: wording is a hint)."""
         if not asked:
             return candidates, ""
-        said = frozenset().union(*(telling_words(c.value) for c in candidates))
+        said = said.union(*(telling_words(c.value) for c in candidates))  # `said`: values dropped before
         question = telling_words(asked) - telling_words(name) - said
         dropped: list[Candidate] = []
         why = []
@@ -219,7 +224,7 @@ class GovernedResolver:
                           if any(states(unit.text, f.object)
                                  for unit in named(f.source, name, subjects[f.entity_id]))]
             if candidates:
-                found = self._weigh_as_asked(candidates, name, asked, by_wording=not must_agree)
+                found = self._weigh(candidates) if must_agree else self._weigh_as_asked(candidates, name, asked)
                 if found.hedged and must_agree:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))

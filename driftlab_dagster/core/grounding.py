@@ -34,6 +34,7 @@ from .measures import (
     another_measure,
     the_only_value,
 )
+from .names_written import written_as_a_description, written_as_a_name
 from .ontology import Predicate, Triple
 from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 
@@ -43,7 +44,7 @@ from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back-as-examples-show")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -238,8 +239,8 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
-    elif (first is None and predicate.object_pattern == _NAME and subject_found and object_found
-          and written_as_a_name(subject_found, sentence) and not written_as_a_name(object_found, sentence)):
+    elif (first is None and subject_found and object_found and _names_its_value(predicate)
+          and written_as_a_name(subject_found, sentence) and written_as_a_description(object_found, sentence)):
         subject_raw, object_raw = object_raw, subject_raw  # "C2, our purchase request tool": C2 is the tool
     obj = _part(object_raw, predicate, "object", sentence)
     subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,
@@ -456,17 +457,11 @@ def enumeration(value: str, shape: str | None, statement: str) -> list[str]:
     return list(dict.fromkeys(k for k in kept if k is not None))
 
 
-def written_as_a_name(part: str, sentence: str) -> bool:
-    """Whether the statement writes `part` as a proper name, not as a description: with a digit ("C2"), a
-    capital inside a word or on a later word ("GitHub", "Google Hangouts"), or capitalised where a sentence
-    would not capitalise it ("use Lever to"). "Our applicant tracking system" after a colon, "conference call":
-    descriptions."""
-    words = part.split()
-    if not words or any(c.isdigit() for c in part) or any(c.isupper() for c in words[0][1:]):
-        return True
-    if any(c.isupper() for w in words[1:] for c in w):
-        return True
-    if not words[0][:1].isupper():
-        return False
-    at = sentence.find(part)
-    return at > 0 and not re.search(r"(?:^|[.:;!?]\s*|\n\s*)$", sentence[:at])
+def _names_its_value(predicate: Predicate) -> bool:
+    """Whether a relation's own worked examples describe the subject and name the value ("Expense reports are
+    filed in Brisklane"; not "The Marlow Division was previously called the Office of Tessel", two names): only
+    then is a reply with a name for the subject and a description for the value turned around. A relation
+    without examples says nothing of it."""
+    return (predicate.object_pattern == _NAME and bool(predicate.examples)
+            and all(written_as_a_description(subject, sentence) and written_as_a_name(obj, sentence)
+                    for sentence, subject, obj, _ in predicate.examples))

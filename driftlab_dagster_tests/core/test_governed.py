@@ -446,15 +446,16 @@ def test_the_governed_design_passes_the_question_asked_to_its_resolver(tmp_path)
 
 
 def test_a_value_the_question_gives_as_its_premise_is_never_its_answer(tmp_path):
-    # 18F: "In a normal 40-hour week, at least how many hours ... to bill?" and a graph holding "40 hours" beside
+    # 18F: "In a normal 40-hour week, at least how many hours ... to bill?" and a page giving "40 hours" beside
     # the answer; "Which Google tool do staff use to conference call?" and "conference call" read as a tool.
     body = "# Billing\n\nThe Heron team and the Kestrel team own billing.\n"
     governed, page = _prose_graph(tmp_path, "Billing", body, [Triple("Billing", "owned_by", "Heron"),
                                                                Triple("Billing", "owned_by", "Kestrel")])
     resolver = GovernedResolver(governed, [page])
     found = resolver.resolve("Billing", "owned_by", asked="Besides the Heron team, who owns billing?")
-    assert (found.value, found.hedged) == ("Kestrel", False)
-    assert "the question itself gives Heron" in found.why and [c.value for c in found.candidates] == ["Kestrel"]
+    assert found.value == "Kestrel" and "the question itself gives Heron" in found.why
+    assert [c.value for c in found.candidates] == ["Kestrel"]
+    assert found.hedged  # the question's wording is a hint, not authority
     # Every value given by the question: nothing tells them apart, all stay and the page's disagreement stands.
     both = resolver.resolve("Billing", "owned_by", asked="Is billing owned by Heron or by Kestrel?")
     assert both.hedged and "question itself" not in both.why and len(both.candidates) == 2
@@ -464,3 +465,17 @@ def test_a_value_the_question_gives_as_its_premise_is_never_its_answer(tmp_path)
                                   [Triple("it", "owned_by", "Heron"), Triple("they", "owned_by", "Kestrel")])
     found = GovernedResolver(governed, [page]).resolve("Billing", "owned_by", asked="Who, with Heron, owns billing?")
     assert found.value == "Kestrel" and "the question itself gives Heron" in found.why
+
+
+def test_a_value_the_question_gives_is_never_dropped_for_another_pages_value(tmp_path):
+    # Between two pages a disagreement is drift, which authority and time settle: a question that names the
+    # newer page's value ("still") must not hand the answer to the older page.
+    governed, old = _prose_graph(tmp_path, "Billing", "# Billing\n\nThe Kestrel team owns billing.\n",
+                                 [Triple("Billing", "owned_by", "Kestrel")])
+    new = StoredPage("wiki/billing-now.md", "Billing now", "# Billing now\n\nThe Heron team now owns billing.\n", 1,
+                     T0 + dt.timedelta(days=30))
+    governed.apply_page(new, [Triple("Billing", "owned_by", "Heron")], T0 + dt.timedelta(days=30), "model:x")
+    resolver = GovernedResolver(governed, [old, new])
+    found = resolver.resolve("Billing", "owned_by", asked="Is billing still owned by the Heron team?")
+    assert "question itself" not in found.why
+    assert found.value == resolver.resolve("Billing", "owned_by").value == "Heron"

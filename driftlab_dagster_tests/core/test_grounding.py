@@ -4,10 +4,13 @@ and a subject the statement holds only as filler words is read from its heading.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from driftlab_dagster.core.grounding import ground, written_as_a_name
+from driftlab_dagster.core.grounding import ground
 from driftlab_dagster.core.measures import a_label
+from driftlab_dagster.core.names_written import written_as_a_description, written_as_a_name
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.values import VALUE_KINDS
 from driftlab_dagster_tests.core.test_real_handbooks import _open
@@ -133,10 +136,14 @@ def test_a_year_is_no_amount():
 @pytest.mark.parametrize(("part", "statement", "as_a_name"), [
     ("C2", "C2, our purchase request tool, is your one-stop-shop.", True),  # a digit
     ("GitHub", "We keep our code on GitHub.", True),  # a capital inside a word
-    ("Google Hangouts", "You can use Google Hangouts to conference call.", True),  # a later word capitalised
-    ("Lever", "Ask the team to use Lever for that.", True),  # capitalised where a sentence would not be
+    ("Google Hangouts", "Google Hangouts is for calls.", True),  # every word capitalised
+    ("Office of Acquisition", "Ask the Office of Acquisition.", True),  # but a function word
+    ("Lever", "Ask the team to use Lever for that.", True),  # capitalised where no sentence starts
     ("Lever", "Lever: our applicant tracking system.", False),  # a sentence's first word tells nothing
-    ("Our applicant tracking system", "Lever: Our applicant tracking system.", False),  # nor one after a colon
+    ("Slack", "Chat tools, e.g. Slack, are fine.", True),  # "e.g." ends no sentence
+    ("Slack", "Slackbot reminders come through Slack.", True),  # the whole word, not inside "Slackbot"
+    ("FOIA requests", "FOIA requests are processed by the privacy office.", False),  # a description of things
+    ("18F budgets", "Most 18F budgets use the form.", False),
     ("conference call", "You can use Google Hangouts to conference call.", False),
 ])
 def test_a_part_is_written_as_a_name_by_its_digits_and_capitals_not_by_where_a_sentence_starts(part, statement,
@@ -144,21 +151,42 @@ def test_a_part_is_written_as_a_name_by_its_digits_and_capitals_not_by_where_a_s
     assert written_as_a_name(part, statement) is as_a_name
 
 
+@pytest.mark.parametrize(("part", "statement", "described"), [
+    ("conference call", "You can use Google Hangouts to conference call.", True),
+    ("Our applicant tracking system", "Lever: Our applicant tracking system.", True),  # capitalised after a colon
+    ("cloud.gov", "Apps are deployed through cloud.gov.", True),
+    ("Purchase requests", "Send Purchase requests to C2.", False),  # capitalised where no sentence starts
+    ("TTS apps", "TTS apps are deployed through cloud.gov.", False),
+    ("the innovation portfolio", "TTS Solutions was formerly called the innovation portfolio.", True),
+])
+def test_a_description_is_plain_words_but_a_sentences_first_capital(part, statement, described):
+    assert written_as_a_description(part, statement) is described
+
+
 def test_a_name_valued_pair_the_model_turned_around_is_put_back():
     # 18F: "C2 uses_tool purchase request tool", "Google Hangouts uses_tool conference call": the tool is the
-    # name, what it is used for the description.
-    tool = _open("uses_tool", obj="name", cues=("tool", "use"))
+    # name, what it is used for the description, as the relation's own example has it.
+    tool = replace(_open("uses_tool", obj="name", cues=("tool", "use", "filed")), examples=(
+        ("Expense reports are filed in Brisklane, our reimbursement system.", "Expense reports", "Brisklane", ""),))
     said = "If you need anything under $10,000, C2, our purchase request tool, is your one-stop-shop."
     assert ground(Triple("C2", "uses_tool", "purchase request tool"), tool, said, "Purchase requests") \
         == Triple("purchase request tool", "uses_tool", "C2")
     said = "You can use Google Hangouts to conference call, video conference and screenshare."
     assert ground(Triple("Google Hangouts", "uses_tool", "conference call"), tool, said) \
         == Triple("conference call", "uses_tool", "Google Hangouts")
-    # Two names, or a description for a description: as the model gave them.
-    said = "Google Chat: You can use Google Chat for messaging (many folks in TTS prefer Slack)."
-    assert ground(Triple("Google Chat", "uses_tool", "Slack"), tool, said) \
-        == Triple("Google Chat", "uses_tool", "Slack")
-    said = "Budgets use the micropurchase request form."
-    assert ground(Triple("Budgets", "uses_tool", "micropurchase request form"), tool, said) \
-        == Triple("Budgets", "uses_tool", "micropurchase request form")
-
+    # Two names, a description for a description, a name that is a description of things: as the model gave them.
+    for subject, obj, said in (("Google Chat", "Slack", "You can use Google Chat (many in TTS prefer Slack)."),
+                               ("Budgets", "micropurchase request form", "Budgets use the micropurchase request form."),
+                               ("18F budgets", "micropurchase request form", "18F budgets use the micropurchase "
+                                                                             "request form.")):
+        assert ground(Triple(subject, "uses_tool", obj), tool, said) == Triple(subject, "uses_tool", obj)
+    # A relation whose example names both parts (a rename), or that gives no example, is never turned around.
+    renamed = replace(_open("formerly_called", obj="name", cues=("formerly",)), examples=(
+        ("The Marlow Division was previously called the Office of Tessel (OT).", "Marlow Division",
+         "Office of Tessel", ""),))
+    said = "TTS Solutions was formerly called the innovation portfolio."
+    assert ground(Triple("TTS Solutions", "formerly_called", "innovation portfolio"), renamed, said) \
+        == Triple("TTS Solutions", "formerly_called", "innovation portfolio")
+    said = "You can use Google Hangouts to conference call."
+    assert ground(Triple("Google Hangouts", "uses_tool", "conference call"), replace(tool, examples=()), said) \
+        == Triple("Google Hangouts", "uses_tool", "conference call")
