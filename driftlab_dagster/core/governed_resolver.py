@@ -122,7 +122,7 @@ class GovernedResolver:
 
     def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str) -> Resolution:
         said = frozenset().union(*(telling_words(c.value) for c in candidates))
-        candidates, given = self._not_given(candidates, asked)
+        candidates, given = self._not_given(candidates, name, asked)
         candidates, chosen = self._as_asked(candidates, name, asked, said)
         found = self._weigh(candidates)
         if not (given or chosen):
@@ -131,15 +131,18 @@ class GovernedResolver:
         return replace(found, hedged=True, why="; ".join(w for w in (given, chosen, found.why) if w))
 
     @staticmethod
-    def _not_given(candidates: list[Candidate], asked: str) -> tuple[list[Candidate], str]:
+    def _not_given(candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
         """A question never asks for what it states as given: in "In a normal 40-hour week, how many hours are
         staff expected to bill?" the 40 hours is the premise, and "Which tool do staff use to conference call?"
         does not ask for "conference call". Where one page gives the slot such a value beside one the question
         does not write, the value written in the question drops. Never between two pages: there a
         disagreement is drift or a conflict, which authority and time settle ("Is billing still owned by
-        Heron?" must not drop the newer page's Heron for the older page's other owner). Returns the candidates
-        and why, if any were dropped (the caller hedges: the question's wording is a hint)."""
-        given = {c for c in candidates if asked and normalise(c.value) and states(asked, c.value)}
+        Heron?" must not drop the newer page's Heron for the older page's other owner). A value the asked name
+        itself writes is not given by the question ("#infrastructure" of "Which channel reaches the
+        Infrastructure team?"). Returns the candidates and why, if any were dropped (the caller hedges: the
+        question's wording is a hint)."""
+        given = {c for c in candidates
+                 if asked and normalise(c.value) and states(asked, c.value) and not states(name, c.value)}
         kept = {c.source for c in candidates if c not in given}
         dropped = [c for c in candidates if c in given and c.source in kept]
         if not dropped:

@@ -459,6 +459,14 @@ def test_a_value_the_question_gives_as_its_premise_is_never_its_answer(tmp_path)
     # Every value given by the question: nothing tells them apart, all stay and the page's disagreement stands.
     both = resolver.resolve("Billing", "owned_by", asked="Is billing owned by Heron or by Kestrel?")
     assert both.hedged and "question itself" not in both.why and len(both.candidates) == 2
+    # A value the asked name itself writes is the name's, not the question's premise (18F: "#infrastructure" of
+    # "Which Slack channel reaches the Infrastructure team?").
+    (tmp_path / "channel").mkdir()
+    governed, page = _prose_graph(tmp_path / "channel", "Heron", "# Heron\n\nThe Heron team reads #heron and "
+                                  "#help.\n", [Triple("Heron team", "owned_by", "#heron"),
+                                              Triple("Heron team", "owned_by", "#help")])
+    found = GovernedResolver(governed, [page]).resolve("Heron team", "owned_by", asked="Who owns the Heron team?")
+    assert "question itself" not in found.why and len(found.candidates) == 2
     # Read where a heading names the asked name, as for the entity's own claims.
     (tmp_path / "section").mkdir()
     governed, page = _prose_graph(tmp_path / "section", "Ops", "# Ops\n\n## Billing\n\nHeron and Kestrel own it.\n",
