@@ -57,6 +57,26 @@ def accuracy_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def checkpoint_table(rows: list[dict]) -> list[str]:
+    """Right answers per design and checkpoint (step), all and drifted: where a design gains or loses as the
+    handbook's history goes on."""
+    steps = sorted({int(r["step"]) for r in rows})
+    lines = ["| Design | Scenario | " + " | ".join(f"step {s}: all, drifted" for s in steps) + " |",
+             "|---|---|" + "---|" * len(steps)]
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["design"], r["scenario"])].append(r)
+    for (design, scenario), group in groups.items():
+        cells = []
+        for step in steps:
+            here = [r for r in group if int(r["step"]) == step]
+            drifted = [r for r in here if r["drifted"] == "True"]
+            cells.append(f"{sum(r['outcome'] == 'correct' for r in here)}/{len(here)}, "
+                         f"{sum(r['outcome'] == 'correct' for r in drifted)}/{len(drifted)}")
+        lines.append(f"| {design} | {scenario} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def cost_table(costs: list[dict], timings: list[dict]) -> list[str]:
     ms = {(t["approach"], t["event"]): int(t["ms"]) for t in timings}  # timings.csv: this run's stopwatch
     lines = ["| Checkpoint | Approach | Pages read | Input tokens | Output tokens | Tokens paid | Seconds |",
@@ -122,6 +142,8 @@ def main() -> None:
     timings = [] if sliced else list(csv.DictReader(open(folder / "timings.csv", encoding="utf-8")))
     print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}\n")
     print("\n".join(accuracy_table(rows)))
+    print()
+    print("\n".join(checkpoint_table(rows)))
     print()
     print("\n".join(cost_table(costs, timings)))
 
