@@ -34,7 +34,7 @@ from .measures import (
     another_measure,
     the_only_value,
 )
-from .names_written import written_as_a_description, written_as_a_name
+from .names_written import written_as_a_description, written_as_a_name, written_together
 from .ontology import Predicate, Triple
 from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 
@@ -44,7 +44,7 @@ from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back-as-examples-show")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back-as-examples-show-written-together")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
@@ -240,7 +240,8 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
     elif (first is None and subject_found and object_found and _names_its_value(predicate)
-          and written_as_a_name(subject_found, sentence) and written_as_a_description(object_found, sentence)):
+          and written_as_a_name(subject_found, sentence) and written_as_a_description(object_found, sentence)
+          and written_together(subject_found, object_found, sentence)):
         subject_raw, object_raw = object_raw, subject_raw  # "C2, our purchase request tool": C2 is the tool
     obj = _part(object_raw, predicate, "object", sentence)
     subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,

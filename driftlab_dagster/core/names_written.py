@@ -45,3 +45,20 @@ def written_as_a_description(part: str, sentence: str) -> bool:
     if not words or any(_marked(w) for w in words[1:]) or _marked(words[0][1:]):
         return False
     return not words[0][:1].isupper() or _at_sentence_starts(part.split()[0], sentence) is True
+
+
+MAX_WORDS_BETWEEN = 3  # "C2, our purchase request tool", "use Google Hangouts to conference call", "Lever: Our ..."
+
+
+def written_together(name: str, description: str, sentence: str) -> bool:
+    """Whether the statement writes the description right after the name, as what the name is or is for (an
+    apposition, "to" and a purpose, a label and a colon): at most MAX_WORDS_BETWEEN words between. "SSLMate through
+    ##acquisition, via an approved purchase request" does not say SSLMate is the purchase request tool."""
+    folded = sentence.casefold()
+    for found in re.finditer(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", folded):
+        after = folded[found.end():]
+        at = re.search(rf"(?<!\w){re.escape(description.casefold())}(?!\w)", after)
+        if at is not None and len(re.findall(r"\w+", after[:at.start()])) <= MAX_WORDS_BETWEEN:
+            return True
+    return False
+

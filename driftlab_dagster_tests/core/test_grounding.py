@@ -10,7 +10,7 @@ import pytest
 
 from driftlab_dagster.core.grounding import ground
 from driftlab_dagster.core.measures import a_label
-from driftlab_dagster.core.names_written import written_as_a_description, written_as_a_name
+from driftlab_dagster.core.names_written import written_as_a_description, written_as_a_name, written_together
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.values import VALUE_KINDS
 from driftlab_dagster_tests.core.test_real_handbooks import _open
@@ -163,10 +163,22 @@ def test_a_description_is_plain_words_but_a_sentences_first_capital(part, statem
     assert written_as_a_description(part, statement) is described
 
 
+@pytest.mark.parametrize(("name", "description", "statement", "together"), [
+    ("C2", "purchase request tool", "C2, our purchase request tool, is your one-stop-shop.", True),
+    ("Google Hangouts", "conference call", "You can use Google Hangouts to conference call.", True),
+    ("Lever", "Our applicant tracking system", "Lever: Our applicant tracking system.", True),
+    ("SSLMate", "approved purchase request", "SSLMate through ##acquisition, via an approved purchase request.",
+     False),
+    ("C2", "purchase request tool", "Our purchase request tool is C2.", False),  # the description comes first
+])
+def test_a_description_tells_what_a_name_is_only_written_right_after_it(name, description, statement, together):
+    assert written_together(name, description, statement) is together
+
+
 def test_a_name_valued_pair_the_model_turned_around_is_put_back():
     # 18F: "C2 uses_tool purchase request tool", "Google Hangouts uses_tool conference call": the tool is the
     # name, what it is used for the description, as the relation's own example has it.
-    tool = replace(_open("uses_tool", obj="name", cues=("tool", "use", "filed")), examples=(
+    tool = replace(_open("uses_tool", obj="name", cues=("tool", "use", "filed", "via")), examples=(
         ("Expense reports are filed in Brisklane, our reimbursement system.", "Expense reports", "Brisklane", ""),))
     said = "If you need anything under $10,000, C2, our purchase request tool, is your one-stop-shop."
     assert ground(Triple("C2", "uses_tool", "purchase request tool"), tool, said, "Purchase requests") \
@@ -180,6 +192,11 @@ def test_a_name_valued_pair_the_model_turned_around_is_put_back():
                                ("18F budgets", "micropurchase request form", "18F budgets use the micropurchase "
                                                                              "request form.")):
         assert ground(Triple(subject, "uses_tool", obj), tool, said) == Triple(subject, "uses_tool", obj)
+    # A description written apart from the name says nothing of what the name is (18F: "SSLMate" is got via a
+    # purchase request; it is no purchase request tool).
+    said = "SSLMate through ##acquisition, via an approved purchase request."
+    assert ground(Triple("SSLMate", "uses_tool", "approved purchase request"), tool, said) \
+        == Triple("SSLMate", "uses_tool", "approved purchase request")
     # A relation whose example names both parts (a rename), or that gives no example, is never turned around.
     renamed = replace(_open("formerly_called", obj="name", cues=("formerly",)), examples=(
         ("The Marlow Division was previously called the Office of Tessel (OT).", "Marlow Division",
