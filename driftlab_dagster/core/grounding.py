@@ -239,9 +239,9 @@ def ground(triple: Triple, predicate: Predicate, sentence: str, context: str = "
         at = [sentence.casefold().find(v.casefold()) for v in (subject_found, object_found)]
         if at[0] != at[1] and (at[0] < at[1]) != first:
             subject_raw, object_raw = object_raw, subject_raw
-    elif (first is None and subject_found and object_found and _names_its_value(predicate)
+    elif (first is None and subject_found and object_found
           and written_as_a_name(subject_found, sentence) and written_as_a_description(object_found, sentence)
-          and written_together(subject_found, object_found, sentence)):
+          and written_together(subject_found, object_found, sentence) and _names_its_value(predicate)):
         subject_raw, object_raw = object_raw, subject_raw  # "C2, our purchase request tool": C2 is the tool
     obj = _part(object_raw, predicate, "object", sentence)
     subject = _part(subject_raw if obj is None else _without_the_person(subject_raw, obj, predicate), predicate,

@@ -44,7 +44,7 @@ def written_as_a_description(part: str, sentence: str) -> bool:
     words = part.split()
     if not words or any(_marked(w) for w in words[1:]) or _marked(words[0][1:]):
         return False
-    return not words[0][:1].isupper() or _at_sentence_starts(part.split()[0], sentence) is True
+    return not words[0][:1].isupper() or _at_sentence_starts(words[0], sentence) is True
 
 
 MAX_WORDS_BETWEEN = 3  # "C2, our purchase request tool", "use Google Hangouts to conference call", "Lever: Our ..."
@@ -61,4 +61,3 @@ def written_together(name: str, description: str, sentence: str) -> bool:
         if at is not None and len(re.findall(r"\w+", after[:at.start()])) <= MAX_WORDS_BETWEEN:
             return True
     return False
-
