@@ -5,30 +5,39 @@ repository, run through the documented path (`driftlab run --world handbook.yaml
 --reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
 
     PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--world W.yaml] [--out bench/out/handbook] [--url URL]
-        [--scenarios S ...] [--until DAY] [--keep] [--governed-when-silent pages]
+        [--scenarios S ...] [--until DAY] [--keep] [--governed-when-silent pages] [--calls FILE]
 
 Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
 files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
 ("none"), wrong answers hedged and right answers hedged, and the cost of patching the changed pages versus
 re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes about 35 minutes cold on
 2 cores; replies are cached in the run's DuckDB file, so a rerun with --keep only pays for what changed.
+
+`--calls FILE` keeps the paid replies in a file that outlives the DuckDB file and the machine (commit it): the
+run's cache is seeded from it before the run, and every reply the file or the cache then holds is written back
+after it, also when the run failed or was interrupted, sorted by key so that the file's diff shows only new
+calls. The study's hours of model time are then paid once, not once per machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import shutil
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftlab_dagster.core.call_cache import CacheEntry  # noqa: E402
+from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache  # noqa: E402
+from driftlab_dagster.core.warehouse import connect, ensure_schema  # noqa: E402
 from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer  # noqa: E402
@@ -38,22 +47,30 @@ def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def accuracy_table(rows: list[dict]) -> list[str]:
+def by_design(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The result rows per (design, scenario), in the order the run wrote them."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
         groups[(r["design"], r["scenario"])].append(r)
+    return groups
+
+
+def right(rows: list[dict]) -> int:
+    return sum(r["outcome"] == "correct" for r in rows)
+
+
+def accuracy_table(rows: list[dict]) -> list[str]:
     lines = ["| Design | Scenario | All | Drifted | Abstained on none | Wrong hedged | Right hedged |",
              "|---|---|---|---|---|---|---|"]
-    for (design, scenario), group in groups.items():
-        right = [r for r in group if r["outcome"] == "correct"]
+    for (design, scenario), group in by_design(rows).items():
         drifted = [r for r in group if r["drifted"] == "True"]
         none = [r for r in group if r["expected"] == "none"]
         wrong = [r for r in group if r["outcome"] == "wrong"]
-        lines.append(f"| {design} | {scenario} | {pct(len(right), len(group))} | "
-                     f"{pct(sum(r['outcome'] == 'correct' for r in drifted), len(drifted))} | "
-                     f"{pct(sum(r['outcome'] == 'correct' for r in none), len(none))} ({len(none)}) | "
+        hedged_right = [r for r in group if r["outcome"] == "correct" and r["hedged"] == "True"]
+        lines.append(f"| {design} | {scenario} | {pct(right(group), len(group))} | "
+                     f"{pct(right(drifted), len(drifted))} | {pct(right(none), len(none))} ({len(none)}) | "
                      f"{sum(r['hedged'] == 'True' for r in wrong)} of {len(wrong)} | "
-                     f"{sum(r['hedged'] == 'True' for r in right)} of {len(right)} |")
+                     f"{len(hedged_right)} of {right(group)} |")
     return lines
 
 
@@ -63,16 +80,12 @@ def checkpoint_table(rows: list[dict]) -> list[str]:
     steps = sorted({int(r["step"]) for r in rows})
     lines = ["| Design | Scenario | " + " | ".join(f"step {s}: all, drifted" for s in steps) + " |",
              "|---|---|" + "---|" * len(steps)]
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for r in rows:
-        groups[(r["design"], r["scenario"])].append(r)
-    for (design, scenario), group in groups.items():
+    for (design, scenario), group in by_design(rows).items():
         cells = []
         for step in steps:
             here = [r for r in group if int(r["step"]) == step]
             drifted = [r for r in here if r["drifted"] == "True"]
-            cells.append(f"{sum(r['outcome'] == 'correct' for r in here)}/{len(here)}, "
-                         f"{sum(r['outcome'] == 'correct' for r in drifted)}/{len(drifted)}")
+            cells.append(f"{right(here)}/{len(here)}, {right(drifted)}/{len(drifted)}")
         lines.append(f"| {design} | {scenario} | " + " | ".join(cells) + " |")
     return lines
 
@@ -89,6 +102,32 @@ def cost_table(costs: list[dict], timings: list[dict]) -> list[str]:
     return lines
 
 
+def read_calls(path: Path) -> list[CacheEntry]:
+    """The replies a `--calls` file holds: one JSON object a line, a `model_calls` row each."""
+    if not path.exists():
+        return []
+    return [CacheEntry(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def seed_calls(database: Path, path: Path) -> int:
+    """Put the file's replies into the run's call cache (those it already holds are kept as they are)."""
+    entries = read_calls(path)
+    with closing(connect(str(database))) as conn:
+        ensure_schema(conn)
+        return save_call_cache(conn, entries)
+
+
+def keep_calls(database: Path, path: Path) -> int:
+    """Write every chat reply the file or the run's cache holds back to the file, sorted by key."""
+    with closing(connect(str(database), read_only=True)) as conn:
+        cached = [e for e in load_call_cache(conn).values() if e.kind == "chat"]
+    entries = {e.key: e for e in read_calls(path) + cached}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(vars(entries[k]), ensure_ascii=False, sort_keys=True) + "\n"
+                            for k in sorted(entries)), encoding="utf-8")
+    return len(entries)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "handbook")
@@ -101,6 +140,8 @@ def main() -> None:
                                                              "llm-large extra), or the id --url serves")
     parser.add_argument("--governed-when-silent", choices=("abstain", "pages"), default="abstain",
                         help="what Governed does where its graph holds nothing (the study setting of that name)")
+    parser.add_argument("--calls", type=Path, help="seed the call cache from this file of paid replies and write "
+                                                   "the cache's replies back to it after the run")
     args = parser.parse_args()
     if not args.keep:
         shutil.rmtree(args.out, ignore_errors=True)
@@ -114,6 +155,9 @@ def main() -> None:
             print(f"built {built.repo}: {len(built.commits)} commits, checkpoints "
                   f"{', '.join(d.isoformat() for d in built.checkpoints)}", flush=True)
     world_id = load_world(world).id
+    database = args.out / "driftlab.duckdb"
+    if args.calls:
+        print(f"seeded the call cache with {seed_calls(database, args.calls)} replies from {args.calls}", flush=True)
 
     with (nullcontext() if args.url else LlamaServer(alias=args.model)) as server:
         url = args.url or server.url  # type: ignore[union-attr]
@@ -122,13 +166,17 @@ def main() -> None:
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
                    "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
                    "--governed-when-silent", args.governed_when_silent,
-                   "--database", str(args.out / "driftlab.duckdb"), "--out", str(args.out),
+                   "--database", str(database), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]
         log = args.out / "stderr.txt"  # written as the run goes: `tail -f` it to follow the steps
         print(f"running {' '.join(command[1:4])} ...; its log as it goes: {log}", flush=True)
-        with open(log, "w", encoding="utf-8") as err:
-            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+        try:
+            with open(log, "w", encoding="utf-8") as err:
+                done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+        finally:  # paid replies are kept even when the run failed or was interrupted
+            if args.calls:
+                print(f"kept {keep_calls(database, args.calls)} replies in {args.calls}", flush=True)
         seconds = time.perf_counter() - started
     (args.out / "stdout.txt").write_text(done.stdout)
     print(done.stdout)
