@@ -10,6 +10,11 @@ import re
 from .values import FUNCTION_WORDS
 
 
+def _whole_words(part: str) -> re.Pattern[str]:
+    """`part` where it is written as a whole word or words, in any case: "Slack" is not found in "Slackbot"."""
+    return re.compile(rf"(?<!\w){re.escape(part)}(?!\w)", re.IGNORECASE)
+
+
 def _marked(word: str) -> bool:
     return any(c.isdigit() or c.isupper() for c in word)
 
@@ -18,7 +23,7 @@ def _at_sentence_starts(part: str, sentence: str) -> bool | None:
     """Whether every place the statement writes `part` (a whole word or words, in any case) starts a sentence or
     a line's text (after a colon); None when it is not written."""
     starts = []
-    for found in re.finditer(rf"(?<!\w){re.escape(part)}(?!\w)", sentence, re.IGNORECASE):
+    for found in _whole_words(part).finditer(sentence):
         before = sentence[:found.start()].rstrip()
         starts.append(not before or before[-1] in ":;!?\n"
                       or before[-1] == "." and not re.search(r"(?:\b\w\.\w|\b(?:etc|vs|approx|incl))\.$", before))
@@ -54,10 +59,10 @@ def written_together(name: str, description: str, sentence: str) -> bool:
     """Whether the statement writes the description right after the name, as what the name is or is for (an
     apposition, "to" and a purpose, a label and a colon): at most MAX_WORDS_BETWEEN words between. "SSLMate through
     ##acquisition, via an approved purchase request" does not say SSLMate is the purchase request tool."""
-    folded = sentence.casefold()
-    for found in re.finditer(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", folded):
-        after = folded[found.end():]
-        at = re.search(rf"(?<!\w){re.escape(description.casefold())}(?!\w)", after)
+    described = _whole_words(description)
+    for found in _whole_words(name).finditer(sentence):
+        after = sentence[found.end():]
+        at = described.search(after)
         if at is not None and len(re.findall(r"\w+", after[:at.start()])) <= MAX_WORDS_BETWEEN:
             return True
     return False
