@@ -164,7 +164,7 @@ def main() -> None:
         started = time.perf_counter()
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
-                   "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
+                   "--model", args.model, "--max-failed-share", "1", "--progress",  # the failed share reported
                    "--governed-when-silent", args.governed_when_silent,
                    "--database", str(database), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],

@@ -319,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     slice_.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
     slice_.add_argument("--until", metavar="DAY", help="run the checkpoints from the first through DAY (e.g. "
                                                       "2026-09-08): a graph on a day replays every earlier day")
-    run.add_argument("--progress", action="store_true", help="draw the progress line even when stderr is not a tty")
+    run.add_argument("--progress", action="store_true",
+                     help="show progress even when stderr is not a terminal (into a log: a line every 30 s)")
     run.add_argument("--engine", choices=["dagster", "core"], default="dagster",
                      help="dagster: the asset graph on DuckDB (default); core: in memory, no Dagster")
     run.set_defaults(func=cmd_run)

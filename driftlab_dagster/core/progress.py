@@ -1,5 +1,7 @@
 """A progress line for long model runs: partitions done, model calls, cache hits, rate and ETA; and, with or
-without it, a line whenever one model call keeps the run waiting long (a slow server is not a hung run)."""
+without it, a line whenever one model call keeps the run waiting long (a slow server is not a hung run).
+On a terminal the line is redrawn in place; into a file or a pipe (a log followed with `tail -f`) it is written
+as a line of its own when a stage starts and ends and every PLAIN_EVERY_SECONDS between."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
     from .clients import ChatReply
 
 WAIT_NOTICE_SECONDS = 15.0  # a call that has not answered after this long is said, and again each time as long
+PLAIN_EVERY_SECONDS = 30.0  # how often the line is written into a file or a pipe
 _WATCHER_IDLE_SECONDS = 30.0  # the watcher thread stops after this long without a call in flight
 
 
@@ -21,6 +24,8 @@ class Progress:
     def __init__(self, stream: TextIO | None = None, enabled: bool = True, wait_notices: bool = True):
         self.stream = stream or sys.stderr
         self.enabled = enabled
+        isatty = getattr(self.stream, "isatty", None)
+        self.redraws = bool(isatty and isatty())  # a terminal: the line redrawn in place
         self.wait_notices = wait_notices
         self.started = time.monotonic()
         self.calls = self.hits = self.tokens = 0
@@ -68,7 +73,8 @@ class Progress:
             waited = time.monotonic() - started
             if waited >= every * (times + 1):
                 times += 1
-                self.stream.write(f"{chr(10) if self.enabled else ''}still waiting for {what}, {waited:.0f} s\n")
+                below_the_line = "\n" if self.enabled and self.redraws else ""
+                self.stream.write(f"{below_the_line}still waiting for {what}, {waited:.0f} s\n")
                 self.stream.flush()
             time.sleep(min(every / 4, 0.25))
 
@@ -80,7 +86,7 @@ class Progress:
     def advance(self) -> None:
         self.done += 1
         self._draw(force=self.done == self.total)
-        if self.enabled and self.done == self.total:
+        if self.enabled and self.redraws and self.done == self.total:
             self.stream.write("\n")
             self.stream.flush()
 
@@ -105,7 +111,11 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
-        if force or now - self._last > 0.5:
-            self._last = now
+        if self.redraws and (force or now - self._last > 0.5):
             self.stream.write("\r" + self.line())
-            self.stream.flush()
+        elif not self.redraws and (force or now - self._last > PLAIN_EVERY_SECONDS):
+            self.stream.write(self.line() + "\n")
+        else:
+            return
+        self._last = now
+        self.stream.flush()

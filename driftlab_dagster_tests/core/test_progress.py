@@ -26,3 +26,26 @@ def test_a_long_wait_is_said_once_per_interval_and_a_quick_call_is_not(monkeypat
     with Progress(silent, enabled=False, wait_notices=False).waiting("anything"):
         time.sleep(0.3)
     assert silent.getvalue() == ""
+
+
+def test_into_a_log_the_line_is_written_whole_at_a_stage_and_at_most_once_an_interval_between(monkeypatch):
+    """A study's log followed with `tail -f` stayed empty for a whole checkpoint: the line was drawn only on a
+    terminal (with --progress into a file, as carriage returns on one endless line)."""
+    from driftlab_dagster.core.clients import ChatReply
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY_SECONDS", 0.2)
+    log = io.StringIO()
+    shown = Progress(log, wait_notices=False)
+    shown.stage("graph", 2)
+    reply = ChatReply("{}", 3, 4, 1.0, cached=False)
+    for _ in range(50):  # calls arriving every 10 ms: a line every 0.2 s, not one per call
+        shown.on_call(reply)
+        time.sleep(0.01)
+    shown.advance()
+    shown.advance()
+    text = log.getvalue()
+    assert "\r" not in text and text.endswith("\n")
+    lines = text.splitlines()
+    assert lines[0].startswith("graph") and "0/2 partitions" in lines[0]
+    assert lines[-1].startswith("graph") and "2/2 partitions | model calls 50" in lines[-1]
+    assert 3 <= len(lines) <= 2 + 50 * 0.01 / 0.2 + 2
