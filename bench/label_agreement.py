@@ -4,7 +4,7 @@ very rule `bench/labelled_extraction.py` scores the model by. The agreement is t
 extractor cannot be expected to agree with one reader more than another careful reader does.
 
     PYTHONPATH=. .venv/bin/python bench/label_agreement.py [--first F] [--second F]
-        [--replay FILE --model ID] [--show]
+        [--replay FILE ... --model ID] [--show]
 
 Prints the second reader's precision and recall against the first (and the first's against the second is the
 same pair swapped), the same with any subject (relation and value only), and, with `--replay`, the model's
@@ -14,6 +14,7 @@ score on the same units from its recorded replies, side by side.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -55,7 +56,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--first", type=Path, default=HANDBOOK / "labels.yaml")
     parser.add_argument("--second", type=Path, default=HANDBOOK / "labels-second.yaml")
-    parser.add_argument("--replay", type=Path, help="also score the model's recorded replies on the same units")
+    parser.add_argument("--replay", type=Path, nargs="+",
+                        help="also score the model's recorded replies (one replay file or several) on the same units")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--show", action="store_true", help="print every triple the two readers disagree on")
     args = parser.parse_args()
@@ -78,7 +80,10 @@ def main() -> None:
              score_line("second reader, any subject", agreement(pairs, same_value))]
     if args.replay:
         units, _ = labelled_units(world, [a for a, _ in both])
-        client = CachedClient(ReplayClient.from_file(args.replay, args.model))
+        with tempfile.TemporaryDirectory() as folder:  # the files' replies as one replay file
+            replies = Path(folder) / "replies.jsonl"
+            replies.write_text("".join(f.read_text("utf-8") for f in args.replay), "utf-8")
+            client = CachedClient(ReplayClient.from_file(replies, args.model))
         extractor = ModelExtractor(world.ontology, client, world_text=world.text, units=world.text_units)
         extractor.read_ahead_units([u for u, _ in units])
         model_pairs = [(truth, extractor.extract_unit(unit)) for unit, truth in units]
