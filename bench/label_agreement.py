@@ -6,9 +6,10 @@ extractor cannot be expected to agree with one reader more than another careful 
     PYTHONPATH=. .venv/bin/python bench/label_agreement.py [--first F] [--second F]
         [--replay FILE ... --model ID] [--show]
 
-Prints the second reader's precision and recall against the first (and the first's against the second is the
-same pair swapped), the same with any subject (relation and value only), and, with `--replay`, the model's
-score on the same units from its recorded replies, side by side.
+Prints, per half of the labelled units (`labelled_extraction.py --sample 2`: the development half the rules
+were written on, and the held-out half) and for both, the second reader's precision and recall against the
+first (the first's against the second is the same pair swapped), the same with any subject (relation and value
+only), and, with `--replay`, the model's score on the same units from its recorded replies, side by side.
 """
 
 from __future__ import annotations
@@ -64,20 +65,16 @@ def main() -> None:
     world = load_world(HANDBOOK / "handbook.yaml")
     if not isinstance(world, CorpusWorld):
         raise SystemExit("a corpus world is needed")
-    first = {(f["page"], str(f["checkpoint"]), f["unit"]): f for f in yaml.safe_load(args.first.read_text("utf-8"))}
+    labels = yaml.safe_load(args.first.read_text("utf-8"))
+    position = {(f["page"], str(f["checkpoint"]), f["unit"]): n for n, f in enumerate(labels)}
     second = yaml.safe_load(args.second.read_text("utf-8"))
-    unknown = [s for s in second if (s["page"], str(s["checkpoint"]), s["unit"]) not in first]
+    unknown = [s for s in second if (s["page"], str(s["checkpoint"]), s["unit"]) not in position]
     if unknown:
         raise SystemExit(f"{len(unknown)} units of {args.second} are not in {args.first}, e.g. {unknown[0]['unit']!r}")
-    both = [(first[(s["page"], str(s["checkpoint"]), s["unit"])], s) for s in second]
+    at = [position[(s["page"], str(s["checkpoint"]), s["unit"])] for s in second]
+    both = [(labels[n], s) for n, s in zip(at, second)]
     pairs = [(triples(a), triples(b)) for a, b in both]
-
-    def subject_too(a: Triple, b: Triple) -> bool:
-        return same(world, a, b)
-
-    lines = ["| scored against the first labelling | precision | recall |", "|---|---|---|",
-             score_line("second reader", agreement(pairs, subject_too)),
-             score_line("second reader, any subject", agreement(pairs, same_value))]
+    readers = {"second reader": pairs}
     if args.replay:
         units, _ = labelled_units(world, [a for a, _ in both])
         with tempfile.TemporaryDirectory() as folder:  # the files' replies as one replay file
@@ -86,9 +83,24 @@ def main() -> None:
             client = CachedClient(ReplayClient.from_file(replies, args.model))
         extractor = ModelExtractor(world.ontology, client, world_text=world.text, units=world.text_units)
         extractor.read_ahead_units([u for u, _ in units])
-        model_pairs = [(truth, extractor.extract_unit(unit)) for unit, truth in units]
-        lines += [score_line(f"{args.model} (replayed)", agreement(model_pairs, subject_too)),
-                  score_line(f"{args.model}, any subject", agreement(model_pairs, same_value))]
+        readers[f"{args.model} (replayed)"] = [(truth, extractor.extract_unit(unit)) for unit, truth in units]
+
+    def subject_too(a: Triple, b: Triple) -> bool:
+        return same(world, a, b)
+
+    # labelled_extraction's halves: rules were written on the even positions, the odd ones are held out
+    halves = {half: chosen for half, chosen in (("development half", [n % 2 == 0 for n in at]),
+                                                ("held-out half", [n % 2 == 1 for n in at])) if any(chosen)}
+    if len(halves) == 2:
+        halves["all"] = [True] * len(at)
+    lines = ["| scored against the first labelling | units | facts (first) | precision | recall |",
+             "|---|---|---|---|---|"]
+    for half, chosen in halves.items():
+        for reader, scored in readers.items():
+            kept = [pair for pair, keep in zip(scored, chosen) if keep]
+            for match, how in ((subject_too, ""), (same_value, ", any subject")):
+                lines.append(score_line(f"{half}: {reader}{how} | {len(kept)} | {sum(len(t) for t, _ in kept)}",
+                                        agreement(kept, match)))
     print(f"{len(both)} units labelled twice, {sum(len(a) for a, _ in pairs)} facts in the first labelling, "
           f"{sum(len(b) for _, b in pairs)} in the second")
     print("\n".join(lines))
