@@ -16,7 +16,8 @@ re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes
 `--calls FILE` keeps the paid replies in a file that outlives the DuckDB file and the machine (commit it): the
 run's cache is seeded from it before the run, and every reply the file or the cache then holds is written back
 after it, also when the run failed or was interrupted, sorted by key so that the file's diff shows only new
-calls. The study's hours of model time are then paid once, not once per machine.
+calls. The study's hours of model time are then paid once, not once per machine. (Each line is a `model_calls`
+row, tokens and latency kept; `driftlab run --api replay --replay-file FILE` reads the same file.)
 """
 
 from __future__ import annotations
@@ -164,8 +165,8 @@ def main() -> None:
         started = time.perf_counter()
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
-                   "--model", args.model, "--max-failed-share", "1", "--progress",  # the failed share reported
-                   "--governed-when-silent", args.governed_when_silent,
+                   "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
+                   "--progress", "--governed-when-silent", args.governed_when_silent,
                    "--database", str(database), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]
