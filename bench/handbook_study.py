@@ -17,14 +17,15 @@ re-extracting every page at each checkpoint (pages read, tokens, seconds). Takes
 run's cache is seeded from it before the run, and every reply the file or the cache then holds is written back
 after it, also when the run failed or was interrupted, sorted by key so that the file's diff shows only new
 calls. The study's hours of model time are then paid once, not once per machine. (Each line is a `model_calls`
-row, tokens and latency kept; `driftlab run --api replay --replay-file FILE` reads the same file.)
+row, tokens and latency kept; `driftlab run --api replay --replay-file FILE` reads the same file.) The calls whose
+reply was unusable are kept beside it (`x.failures.jsonl` for `x.jsonl`), so that a resumed run asks them again as
+known trouble with their prompt, not as news that the server is down (`core/stored_calls.py`).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import shutil
 import subprocess
 import sys
@@ -36,8 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from driftlab_dagster.core.call_cache import CacheEntry  # noqa: E402
-from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache  # noqa: E402
+from driftlab_dagster.core.stored_calls import export_calls, import_calls  # noqa: E402
 from driftlab_dagster.core.warehouse import connect, ensure_schema  # noqa: E402
 from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
@@ -103,30 +103,15 @@ def cost_table(costs: list[dict], timings: list[dict]) -> list[str]:
     return lines
 
 
-def read_calls(path: Path) -> list[CacheEntry]:
-    """The replies a `--calls` file holds: one JSON object a line, a `model_calls` row each."""
-    if not path.exists():
-        return []
-    return [CacheEntry(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def seed_calls(database: Path, path: Path) -> int:
-    """Put the file's replies into the run's call cache (those it already holds are kept as they are)."""
-    entries = read_calls(path)
+def seed_calls(database: Path, path: Path) -> tuple[int, int]:
     with closing(connect(str(database))) as conn:
         ensure_schema(conn)
-        return save_call_cache(conn, entries)
+        return import_calls(conn, path)
 
 
-def keep_calls(database: Path, path: Path) -> int:
-    """Write every chat reply the file or the run's cache holds back to the file, sorted by key."""
+def keep_calls(database: Path, path: Path) -> tuple[int, int]:
     with closing(connect(str(database), read_only=True)) as conn:
-        cached = [e for e in load_call_cache(conn).values() if e.kind == "chat"]
-    entries = {e.key: e for e in read_calls(path) + cached}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(vars(entries[k]), ensure_ascii=False, sort_keys=True) + "\n"
-                            for k in sorted(entries)), encoding="utf-8")
-    return len(entries)
+        return export_calls(conn, path)
 
 
 def main() -> None:
@@ -158,7 +143,9 @@ def main() -> None:
     world_id = load_world(world).id
     database = args.out / "driftlab.duckdb"
     if args.calls:
-        print(f"seeded the call cache with {seed_calls(database, args.calls)} replies from {args.calls}", flush=True)
+        replies, failures = seed_calls(database, args.calls)
+        print(f"seeded the call cache from {args.calls}: {replies} replies, {failures} calls known unusable",
+              flush=True)
 
     with (nullcontext() if args.url else LlamaServer(alias=args.model)) as server:
         url = args.url or server.url  # type: ignore[union-attr]
@@ -177,7 +164,8 @@ def main() -> None:
                 done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
         finally:  # paid replies are kept even when the run failed or was interrupted
             if args.calls:
-                print(f"kept {keep_calls(database, args.calls)} replies in {args.calls}", flush=True)
+                replies, failures = keep_calls(database, args.calls)
+                print(f"kept {replies} replies and {failures} calls still unusable in {args.calls}", flush=True)
         seconds = time.perf_counter() - started
     (args.out / "stdout.txt").write_text(done.stdout)
     print(done.stdout)
