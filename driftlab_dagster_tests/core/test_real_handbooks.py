@@ -575,6 +575,27 @@ def test_a_relation_is_asked_in_its_own_words_or_the_askers():
     assert _open("led_by").sub_question("Billing", asked="Who runs billing now?") == "Who runs billing now?"
 
 
+def test_the_reader_is_asked_a_relations_question_from_the_world_file_or_the_question_as_written(tmp_path):
+    """The whole path: a `question:` in the world file, the study's designs, the model reader's prompt."""
+    from driftlab_dagster.core.model_reader import ModelReader
+    from driftlab_dagster.core.study import run_study
+
+    wiki = make_wiki(tmp_path)
+    (wiki / "world.yaml").write_text(WORLD.replace(
+        "fixed_subject: Refund policy,", "fixed_subject: Refund policy, question: 'How many days is the {subject}?',"))
+    world = load_world(wiki / "world.yaml")
+    asked: set[str] = set()
+
+    def reader_model(system: str, user: str) -> str:
+        asked.add(user.rsplit("Question: ", 1)[-1])
+        return "unknown"
+
+    run_study(world, reader=ModelReader(world.ontology, CachedClient(ReplayClient(reader_model))))
+    assert "How many days is the Refund policy?" in asked  # the relation's own words
+    assert {"Which team owns billing?", "Which team owns travel?"} <= asked  # no template: the asker's
+    assert not any(q.startswith("What is the ") for q in asked)  # never the wording built from a name
+
+
 # ----- 8: check-world refuses what a world cannot back -----
 
 @pytest.mark.parametrize("edit, message", [
