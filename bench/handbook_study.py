@@ -20,6 +20,8 @@ calls. The study's hours of model time are then paid once, not once per machine.
 row, tokens and latency kept; `driftlab run --api replay --replay-file FILE` reads the same file.) The calls whose
 reply was unusable are kept beside it (`x.failures.jsonl` for `x.jsonl`), so that a resumed run asks them again as
 known trouble with their prompt, not as news that the server is down (`core/stored_calls.py`).
+The study then also prints what the file's replies cost when each was paid: a cold run's calls, tokens and
+model time, summed over the sessions that paid them.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from driftlab_dagster.core.stored_calls import export_calls, import_calls  # noqa: E402
+from driftlab_dagster.core.stored_calls import export_calls, import_calls, read_calls_file  # noqa: E402
 from driftlab_dagster.core.warehouse import connect, ensure_schema  # noqa: E402
 from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
@@ -114,6 +116,15 @@ def keep_calls(database: Path, path: Path) -> tuple[int, int]:
         return export_calls(conn, path)
 
 
+def paid_for(path: Path) -> str:
+    """What the calls file's replies cost when each was paid: the cold run's model time, summed over sessions
+    and machines (each call's latency as recorded, so calls paid beside other jobs count slower)."""
+    entries, _ = read_calls_file(path)
+    seconds = sum(e.latency_ms for e in entries.values()) / 1000
+    tokens = sum(e.input_tokens + e.output_tokens for e in entries.values())
+    return f"{len(entries)} replies, {tokens} tokens, {seconds:.0f} s of model time as paid"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "handbook")
@@ -177,7 +188,10 @@ def main() -> None:
     sliced = not (folder / "costs.csv").exists()  # a slice of the study writes no cost comparison
     costs = [] if sliced else list(csv.DictReader(open(folder / "costs.csv", encoding="utf-8")))
     timings = [] if sliced else list(csv.DictReader(open(folder / "timings.csv", encoding="utf-8")))
-    print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}\n")
+    print(f"\nwhole prose study: {seconds:.0f} s wall, exit {done.returncode}")
+    if args.calls:
+        print(f"the calls file: {paid_for(args.calls)}")
+    print()
     print("\n".join(accuracy_table(rows)))
     print()
     print("\n".join(checkpoint_table(rows)))
