@@ -241,10 +241,12 @@ def cmd_check_world(args: argparse.Namespace) -> int:
     print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
           f"{world.page_count} pages, {len(world.checkpoints) - 1} events, {len(world.question_ids)} questions, "
           f"scenarios {', '.join(world.scenario_names)}")
-    for note in world.notes:
-        print(f"note: {note}")
     from driftlab_dagster.core.world.corpus import CorpusWorld
+    from driftlab_dagster.core.world.evidence import naming_notes
 
+    # Naming needs every evidence page read, so it is checked here, not on every load.
+    for note in [*world.notes, *(naming_notes(world) if isinstance(world, CorpusWorld) else [])]:
+        print(f"note: {note}")
     if isinstance(world, CorpusWorld):
         print(_model_calls_line(world))
     return 0
