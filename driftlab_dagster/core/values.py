@@ -172,8 +172,14 @@ _ASKING_WORDS = _NAME_FILLER | {"how", "many", "much", "what", "which", "who", "
                                 "from", "into", "as", "if", "that", "this", "there"}
 
 
+_HYPHENED_WORD = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
 def _name_word_list(name: str) -> list[str]:
     words = [w.rstrip(".-") for w in re.findall(r"[a-z0-9@.#-]+", name.casefold())]  # "level 5." is "level 5"
+    # A hyphen inside a word of letters does not tell two names apart: "Meet-ups" are the page's "Meetups",
+    # "e-mail" is "email". (Not between digits: "1-2" is a range, not "12".)
+    words = [w.replace("-", "") if _HYPHENED_WORD.fullmatch(w) else w for w in words]
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
             for w in words if w not in _NAME_FILLER]
 

@@ -15,6 +15,10 @@ from driftlab_dagster.core.values import names_closely, names_match, telling_wor
     ("Ops Portfolio", "Operations Portfolio", False),  # three letters are too short to tell
     ("Travel team", "Traveler guide", False),
     ("Tech Portfolio", "Technology", False),  # every word, not some
+    ("Meet-ups", "Our Rituals > Meetups", True),  # a hyphen inside a word tells no names apart (Basecamp's)
+    ("Mini meet-ups", "Our Rituals > Mini Meetups", True),
+    ("Email address", "Your e-mail address", True),
+    ("Level 12", "Level 1-2", False),  # between digits it is a range
 ])
 def test_a_name_matches_in_full_or_shortened(asked, written, match):
     assert names_match(asked, written) is match
