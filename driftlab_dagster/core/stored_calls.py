@@ -13,6 +13,7 @@ failure streak as if the server were down; known, they are asked again without c
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -61,46 +62,84 @@ def load_call_failure_rows(conn: duckdb.DuckDBPyConnection) -> list[dict]:
     return [{"key": key, "model": model, "reason": reason} for key, model, reason in rows]
 
 
+class CallsFileError(ValueError):
+    """A calls file that is not one: named so that its failures file could not sit beside it, or a line that
+    is not a row. Says which file and line, and what to do."""
+
+
 def failures_path(calls: Path) -> Path:
     """Where a calls file's unusable calls are kept: `x.jsonl` -> `x.failures.jsonl`."""
+    if calls.name.endswith(".failures.jsonl") or not calls.name.endswith(".jsonl"):
+        raise CallsFileError(f"{calls}: a calls file is named x.jsonl (its unusable calls go to x.failures.jsonl "
+                             "beside it); pass the replies' file, not the failures'")
     return calls.with_name(calls.name.removesuffix(".jsonl") + ".failures.jsonl")
 
 
-def _json_lines(path: Path) -> list[dict]:
+def _rows(path: Path, fields: tuple[str, ...]) -> list[dict]:
+    """A JSON-lines file's rows, each an object with at least `fields`; none if the file is missing."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CallsFileError(f"{path}:{n}: not JSON ({e.msg}); mend or remove that line (the file is written "
+                                 "by bench/handbook_study.py --calls; git restores a committed one)") from None
+        if not isinstance(row, dict) or any(f not in row for f in fields):
+            raise CallsFileError(f"{path}:{n}: not a row with {', '.join(fields)}; mend or remove that line (the "
+                                 "file is written by bench/handbook_study.py --calls; git restores a committed one)")
+        rows.append(row)
+    return rows
+
+
+_REPLY_FIELDS = ("key", "kind", "model", "content", "input_tokens", "output_tokens", "latency_ms")
+_FAILURE_FIELDS = ("key", "model", "reason")
 
 
 def read_calls_file(calls: Path) -> tuple[dict[str, CacheEntry], dict[str, dict]]:
     """A calls file's replies and its known unusable calls, by key (either file may be missing)."""
-    entries = {row["key"]: CacheEntry(**row) for row in _json_lines(calls)}
-    failures = {row["key"]: row for row in _json_lines(failures_path(calls)) if row["key"] not in entries}
+    entries = {row["key"]: CacheEntry(**{f: row[f] for f in _REPLY_FIELDS}) for row in _rows(calls, _REPLY_FIELDS)}
+    failures = {row["key"]: {f: row[f] for f in _FAILURE_FIELDS}
+                for row in _rows(failures_path(calls), _FAILURE_FIELDS) if row["key"] not in entries}
     return entries, failures
 
 
 def import_calls(conn: duckdb.DuckDBPyConnection, calls: Path) -> tuple[int, int]:
-    """Seed the DuckDB file's call cache and known failures from a calls file; a reply the DuckDB file
-    already holds stays as it is, and is no failure. Returns (replies, failures) the calls file holds."""
+    """Seed the DuckDB file's call cache and known failures from a calls file. What the DuckDB file already
+    holds stays as it is (a reply, or a failure with its own reason); a failure it holds that the calls file
+    has a reply for is answered. Returns (replies, failures) the calls file holds."""
     entries, failures = read_calls_file(calls)
-    cached = load_call_cache(conn)
+    cached, known = load_call_cache(conn), load_call_failures(conn)
     save_call_cache(conn, [e for key, e in entries.items() if key not in cached])
     save_call_failures(conn, {key: (row["model"], row["reason"]) for key, row in failures.items()
-                              if key not in cached}, answered=[])
+                              if key not in cached and key not in known}, answered=list(entries))
     return len(entries), len(failures)
+
+
+def _write_atomically(path: Path, rows: list[dict]) -> None:
+    """Write JSON lines to a temporary file and move it into place: an interrupted write (a second Ctrl-C in
+    the study's `finally`, a full disk) leaves the old file whole, never a half-written one."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text("".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows),
+                         encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def export_calls(conn: duckdb.DuckDBPyConnection, calls: Path) -> tuple[int, int]:
     """Write back every chat reply the calls file or the DuckDB file holds, and every call still unusable
-    (one answered since is dropped), each file sorted by key so that its diff shows only what is new.
-    Returns (replies, failures) written."""
+    (one answered since is dropped; no failures file when none is), each file sorted by key so that its diff
+    shows only what is new. Returns (replies, failures) written."""
     entries, failures = read_calls_file(calls)
     entries.update((e.key, e) for e in load_call_cache(conn).values() if e.kind == "chat")
     failures.update((row["key"], row) for row in load_call_failure_rows(conn))
     failures = {key: row for key, row in failures.items() if key not in entries}
     calls.parent.mkdir(parents=True, exist_ok=True)
-    for path, rows in ((calls, [vars(entries[k]) for k in sorted(entries)]),
-                       (failures_path(calls), [failures[k] for k in sorted(failures)])):
-        path.write_text("".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows),
-                        encoding="utf-8")
+    _write_atomically(calls, [vars(entries[k]) for k in sorted(entries)])
+    if failures:
+        _write_atomically(failures_path(calls), [failures[k] for k in sorted(failures)])
+    else:
+        failures_path(calls).unlink(missing_ok=True)
     return len(entries), len(failures)

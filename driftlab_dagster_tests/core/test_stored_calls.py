@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import closing
 
 import pytest
@@ -10,6 +11,7 @@ from driftlab_dagster.core.call_cache import CachedClient, CacheEntry, call_key
 from driftlab_dagster.core.clients import ModelServerDown, ReplyInvalid
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.stored_calls import (
+    CallsFileError,
     export_calls,
     failures_path,
     import_calls,
@@ -69,8 +71,9 @@ def test_a_calls_file_carries_replies_and_failures_to_a_new_database_byte_for_by
         assert {e.key for e in load_call_cache(conn).values()} == {call_key("replay", "s", f"easy {n}", None)
                                                                    for n in range(9)}
         assert load_call_failures(conn) == {call_key("replay", "s", f"hard {n}", None) for n in range(9)}
-        export_calls(conn, calls)
-    assert (calls.read_text(), failures_path(calls).read_text()) == (replies, failures)
+        again = tmp_path / "again" / "calls.jsonl"  # a new file: only what the import put in the database
+        export_calls(conn, again)
+    assert (again.read_text(), failures_path(again).read_text()) == (replies, failures)
 
 
 def test_a_failure_answered_since_leaves_the_failures_file(tmp_path):
@@ -106,3 +109,33 @@ def test_a_run_resumed_from_a_calls_file_is_not_stopped_by_its_old_failures(tmp_
         else:
             with pytest.raises(ModelServerDown, match="the last 8 model calls"):
                 paid_run(conn, SENTENCES + ["easy 9"])
+
+
+def test_a_reply_in_the_file_answers_a_failure_the_database_knew(tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    fixed = call_key("replay", "s", "hard 0", None)
+    with database(tmp_path / "first.duckdb") as conn:
+        save_call_cache(conn, [CacheEntry(fixed, "chat", "replay", "{}", 1, 1, 1.0)])
+        assert export_calls(conn, calls) == (1, 0)
+    assert not failures_path(calls).exists()  # no failures, no failures file
+    with database(tmp_path / "second.duckdb") as conn:
+        paid_run(conn, ["hard 0"])
+        assert load_call_failures(conn) == {fixed}
+        import_calls(conn, calls)
+        assert load_call_failures(conn) == set() and fixed in load_call_cache(conn)
+
+
+@pytest.mark.parametrize("name, line, message", [
+    ("calls.jsonl", "{not json", r"calls.jsonl:2: not JSON"),
+    ("calls.jsonl", '{"key": "k"}', r"calls.jsonl:2: not a row with key, kind, model, content"),
+    ("calls.jsonl", "[1, 2]", r"calls.jsonl:2: not a row"),
+    ("calls.json", "", r"calls.json: a calls file is named x.jsonl"),
+    ("calls.failures.jsonl", "", r"pass the replies' file, not the failures'"),
+])
+def test_a_calls_file_that_is_not_one_says_where(tmp_path, name, line, message):
+    good = json.dumps({"key": "a", "kind": "chat", "model": "m", "content": "{}", "input_tokens": 1,
+                       "output_tokens": 1, "latency_ms": 1.0})
+    calls = tmp_path / name
+    calls.write_text(f"{good}\n{line}\n")
+    with database(tmp_path / "d.duckdb") as conn, pytest.raises(CallsFileError, match=message):
+        import_calls(conn, calls)
