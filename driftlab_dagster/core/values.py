@@ -177,9 +177,6 @@ _HYPHENED_WORD = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 def _name_word_list(name: str) -> list[str]:
     words = [w.rstrip(".-") for w in re.findall(r"[a-z0-9@.#-]+", name.casefold())]  # "level 5." is "level 5"
-    # A hyphen inside a word of letters does not tell two names apart: "Meet-ups" are the page's "Meetups",
-    # "e-mail" is "email". (Not between digits: "1-2" is a range, not "12".)
-    words = [w.replace("-", "") if _HYPHENED_WORD.fullmatch(w) else w for w in words]
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
             for w in words if w not in _NAME_FILLER]
 
@@ -194,10 +191,18 @@ def name_words(name: str) -> frozenset[str]:
 MIN_SHORTENED_WORD = 4  # "Tech" for "Technology", "Admin" for "Administration"; "Ops" is too short to tell
 
 
+def _unhyphened(word: str) -> str:
+    """A word of letters without its hyphens: a hyphen there does not tell two names apart ("Meet-ups" are the
+    page's "Meetups", "e-mail" is "email"). Not between digits: "1-2" is a range, not "12"."""
+    return word.replace("-", "") if _HYPHENED_WORD.fullmatch(word) else word
+
+
 def _same_word(a: str, b: str) -> bool:
-    """One word, or one written short for the other: the shorter (4 letters or more) starts the longer."""
+    """One word (a hyphen inside it aside), or one written short for the other: the shorter (4 letters or more,
+    no hyphen: "Check-in" is not "Checking" written short) starts the longer."""
     short, long_ = sorted((a, b), key=len)
-    return a == b or len(short) >= MIN_SHORTENED_WORD and short.isalpha() and long_.startswith(short)
+    return (a == b or _unhyphened(a) == _unhyphened(b)
+            or len(short) >= MIN_SHORTENED_WORD and short.isalpha() and long_.startswith(short))
 
 
 def names_match(asked: str, written: str) -> bool:
