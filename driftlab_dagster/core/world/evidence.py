@@ -40,13 +40,15 @@ def holds(unit: Unit, quote: str) -> bool:
 @dataclass(frozen=True)
 class DatedEvidence:
     """One stated (not "none") answer of one question at one checkpoint, with the units of its evidence page
-    that hold its quote. No units: `missing` says why ("no evidence", "page missing", "quote spans units")."""
+    that hold its quote. No units: `missing` says why ("no evidence", "no quote", "quote spans units"; a page
+    missing at a checkpoint its evidence covers is refused when the world loads)."""
 
     question: CorpusQuestionSpec
     checkpoint: str
     day: dt.date
     answer: str
     entity: str
+    evidenced: bool = False
     quote: str = ""
     units: tuple[Unit, ...] = ()
 
@@ -54,7 +56,7 @@ class DatedEvidence:
     def missing(self) -> str:
         if self.units:
             return ""
-        return "quote spans units" if self.quote else "no evidence"
+        return "no evidence" if not self.evidenced else "quote spans units" if self.quote else "no quote"
 
     def names_entity(self, world: CorpusWorld) -> list[Unit]:
         """The units that write the entity, in the statement or its headings, as the graph links a name. A
@@ -81,14 +83,14 @@ def dated_evidence(world: CorpusWorld) -> list[DatedEvidence]:
             # check-world refuses evidence on a page missing at a checkpoint, so a page is missing only here
             units = () if page is None or evidence is None else tuple(
                 u for u in world.text_units(page.body, page.title) if holds(u, evidence.quote))
-            found.append(DatedEvidence(q, checkpoint.key, checkpoint.day, answer, entity,
+            found.append(DatedEvidence(q, checkpoint.key, checkpoint.day, answer, entity, evidence is not None,
                                        evidence.quote if evidence else "", units))
     return found
 
 
 def naming_notes(world: CorpusWorld) -> list[str]:
-    """One note per question whose evidence, where it is found, never writes the question's entity: the graph
-    designs cannot link that question to the facts read there."""
+    """One note per question whose evidence, at some checkpoint where it is found, does not write the question's
+    entity: there the graph designs cannot link that question to the facts read from it."""
     unnamed: dict[str, list[DatedEvidence]] = {}
     located: dict[str, int] = {}
     for d in dated_evidence(world):
@@ -103,8 +105,8 @@ def naming_notes(world: CorpusWorld) -> list[str]:
         unit = first.units[0]
         shown = f"{unit.context}: {unit.text}" if unit.context else unit.text
         notes.append(f"question {qid}: its entity {first.entity!r} is written neither in its evidence nor in the "
-                     f"evidence's headings ({len(misses)} of {located[qid]} checkpoints, e.g. {first.checkpoint}: "
-                     f"{shown[:100]!r}): the graph designs find a question's facts by the name its pages write, so "
-                     "they cannot answer it there; name the entity as the page does (a heading or the statement's "
-                     "own words)")
+                     f"evidence's headings at {len(misses)} of the {located[qid]} checkpoints its evidence is found "
+                     f"at (e.g. {first.checkpoint}: {shown[:100]!r}): the graph designs find a question's facts by "
+                     "the name its pages write, so they cannot answer it there; name the entity as the page does (a "
+                     "heading or the statement's own words; a date mapping where the page renamed it)")
     return notes
