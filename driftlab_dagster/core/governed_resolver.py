@@ -235,14 +235,17 @@ class GovernedResolver:
 
     def stated_by(self, pages: Iterable[StoredPage], name: str, predicate: str, value: str) -> str | None:
         """The id of the first of `pages` with a statement the extractor would read (`name`, `predicate`,
-        `value`) from (grounding.ground: it speaks of the relation, writes the value, and with its heading trail
-        names `name`), else None: what lets an answer read from pages stand where the graph holds no fact."""
+        `value`) from (grounding.ground: it speaks of the relation and writes the value), and that is about
+        `name`: the subject grounding reads names it, or the statement's own heading or lead-in does, as Governed
+        links a name to the claims read under such a heading ("## Pet Insurance" above "everyone gets a 10%
+        discount on this insurance", read as a claim on "insurance"). Else None: what lets an answer read from
+        pages stand where the graph holds no fact."""
         relation, key = self.world.ontology[predicate], self.world.name_key(name)
         for page in pages:
             for unit in self._page_units(page.id) if page.id in self._pages else ():
                 read = ground(Triple(name, predicate, value), relation, unit.text, unit.context)
                 if (read is not None and (states(read.object, value) or states(value, read.object))
-                        and names_match(key, self.world.name_key(read.subject))):
+                        and (names_match(key, self.world.name_key(read.subject)) or self._headed_by(unit, key))):
                     return page.id
         return None
 

@@ -371,6 +371,17 @@ def test_an_answer_read_from_the_pages_that_no_page_states_of_the_asked_thing_is
     assert (own.value, own.hedged) == ("€49", True)
 
 
+def test_a_page_states_an_answer_of_the_thing_its_heading_names(tmp_path):
+    """Basecamp: "## Pet Insurance" above "everyone gets a 10% discount on this insurance", which grounding
+    reads as a claim on "insurance"; the heading says which insurance. A value under another heading is not."""
+    governed, page = _prose_graph(tmp_path, "Teams", "# Teams\n\n## Pet Insurance\n\nThe Heron team owns this "
+                                  "insurance.\n\n## Travel\n\nThe Kestrel team owns it.\n", [])
+    resolver = GovernedResolver(governed, [page])
+    assert resolver.stated_by([page], "Pet insurance", "owned_by", "Heron") == page.id
+    assert resolver.stated_by([page], "Pet insurance", "owned_by", "Kestrel") is None
+    assert resolver.stated_by([page], "Payroll", "owned_by", "Heron") is None
+
+
 def test_the_questions_words_choose_among_the_values_one_page_gives_one_slot(tmp_path):
     # 18F: "six hours per pay period" earned and "240 hours" carried over are both annual leave's time allowances,
     # on one page; a question about carrying leave over means one of them.
