@@ -50,7 +50,7 @@ ALL_DESIGNS = DESIGNS + [Design.GOVERNED]  # and the fifth, governed one (govern
 TOP_K = 3
 # The rules by which the designs answer, beside the reader that reads for them: part of the answers' code version
 # (session.reader_id), so stored answers go stale in Dagster when a rule changes. Name the change when you make one.
-ANSWER_RULES_VERSION = "a-page-states-an-answer-of-what-its-own-heading-names-as-asked"
+ANSWER_RULES_VERSION = "a-page-states-an-answer-of-what-its-heading-names"
 
 
 @dataclass(frozen=True)

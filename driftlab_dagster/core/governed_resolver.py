@@ -245,7 +245,7 @@ class GovernedResolver:
             for unit in self._page_units(page.id) if page.id in self._pages else ():
                 read = ground(Triple(name, predicate, value), relation, unit.text, unit.context)
                 if (read is not None and (states(read.object, value) or states(value, read.object))
-                        and (names_match(key, self.world.name_key(read.subject)) or self._headed_by(unit, name))):
+                        and (names_match(key, self.world.name_key(read.subject)) or self._headed_by(unit, key))):
                     return page.id
         return None
 
