@@ -201,7 +201,7 @@ def _same_word(a: str, b: str) -> bool:
     """One word (a hyphen inside it aside), or one written short for the other: the shorter (4 letters or more,
     no hyphen: "Check-in" is not "Checking" written short) starts the longer."""
     short, long_ = sorted((a, b), key=len)
-    return (a == b or _unhyphened(a) == _unhyphened(b)
+    return (a == b or ("-" in a or "-" in b) and _unhyphened(a) == _unhyphened(b)  # no regex for most pairs
             or len(short) >= MIN_SHORTENED_WORD and short.isalpha() and long_.startswith(short))
 
 
