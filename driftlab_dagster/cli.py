@@ -236,13 +236,18 @@ def _print_model_tables(results: list[dict], ceiling: list[dict], costs: list[di
 
 
 def cmd_check_world(args: argparse.Namespace) -> int:
-    world = load_world(args.path)
-    world.check_partition_keys()
-    print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
-          f"{world.page_count} pages, {len(world.checkpoints) - 1} events, {len(world.question_ids)} questions, "
-          f"scenarios {', '.join(world.scenario_names)}")
     from driftlab_dagster.core.world.corpus import CorpusWorld
     from driftlab_dagster.core.world.evidence import naming_notes
+
+    world = load_world(args.path)
+    world.check_partition_keys()
+    # A wiki's history is checkpoints, not events: its changes between two of them are whatever git recorded.
+    count = len(world.checkpoints)
+    changes = (f"{count} checkpoint{'' if count == 1 else 's'}" if isinstance(world, CorpusWorld)
+               else f"{len(world.checkpoints) - 1} events")
+    print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
+          f"{world.page_count} pages, {changes}, {len(world.question_ids)} questions, "
+          f"scenarios {', '.join(world.scenario_names)}")
 
     # Naming needs every evidence page read, so it is checked here, not on every load.
     for note in [*world.notes, *(naming_notes(world) if isinstance(world, CorpusWorld) else [])]:

@@ -232,7 +232,8 @@ def test_check_world_prints_each_note_after_its_ok_line(tmp_path, capsys):
                                                           "wiki/archive.md": BIG}})
     assert cmd_check_world(argparse.Namespace(path=str(world_file))) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith(f"{world_file}: OK: world pinecone_pantry") and lines[1:2] == [
+    assert lines[0].startswith(f"{world_file}: OK: world pinecone_pantry") and ", 1 checkpoint, " in lines[0]
+    assert lines[1:2] == [
         "note: wiki/archive.md on 2022-01-01: skipped, 300,010 bytes over the 262,144-byte limit"]
     assert len(lines) == 3 and lines[2].startswith("model calls: --extractor model asks 1 extraction call")
 
