@@ -5,7 +5,7 @@ repository, run through the documented path (`driftlab run --world handbook.yaml
 --reader model`), through Dagster and DuckDB, exactly as a user runs their own wiki.
 
     PYTHONPATH=. .venv/bin/python bench/handbook_study.py [--world W.yaml] [--out bench/out/handbook] [--url URL]
-        [--scenarios S ...] [--until DAY] [--keep] [--governed-when-silent pages] [--calls FILE]
+        [--scenarios S ...] [--until DAY] [--keep] [--governed-when-silent abstain] [--calls FILE]
 
 Starts the shipped model (llama-cpp-python's server) unless --url is given. Prints, from the run's own
 files: All / Drifted accuracy per design and scenario, abstention where the handbook does not say
@@ -135,8 +135,9 @@ def main() -> None:
     parser.add_argument("--until", help="run the checkpoints through this day only")
     parser.add_argument("--model", default=MODEL_ALIAS, help="which shipped model to start (qwen2.5-coder-1.5b: the "
                                                              "llm-large extra), or the id --url serves")
-    parser.add_argument("--governed-when-silent", choices=("abstain", "pages"), default="abstain",
-                        help="what Governed does where its graph holds nothing (the study setting of that name)")
+    parser.add_argument("--governed-when-silent", choices=("auto", "abstain", "pages"), default="auto",
+                        help="what Governed does where its graph holds nothing (the study setting of that name; "
+                             "auto, its default, reads a wiki's pages)")
     parser.add_argument("--calls", type=Path, help="seed the call cache from this file of paid replies and write "
                                                    "the cache's replies back to it after the run")
     args = parser.parse_args()

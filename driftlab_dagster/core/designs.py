@@ -75,6 +75,14 @@ def clean(value: str, drop_prefixes: tuple[str, ...] = ("the ",), drop_suffixes:
     return value.strip()
 
 
+def pages_when_silent(policy: str, ontology: Ontology) -> bool:
+    """Whether Governed reads the pages where its graph holds nothing: `policy` "pages" or "abstain", or "auto":
+    where the relations are read from prose (declared by description, `Predicate.open`), the graph lacks what
+    the model could not extract, which the pages still say; a templated world's sentences are parsed exactly,
+    so there the graph's silence is the answer."""
+    return policy == "pages" or policy == "auto" and ontology.described_count > 0
+
+
 class Agent:
     """Answers questions hop by hop against one store snapshot with one design and one reader."""
 
@@ -82,7 +90,7 @@ class Agent:
                  governed: GovernedResolver | None = None,
                  naming: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
                  read_page: Callable[[StoredPage], Iterable[Triple]] | None = None,
-                 governed_when_silent: str = "abstain"):
+                 governed_when_silent: str = "auto"):
         if design is Design.GOVERNED and governed is None:
             raise ValueError("the Governed design needs a governed store")
         self.governed = governed
@@ -91,8 +99,8 @@ class Agent:
         self.reader = reader
         self.design = design
         self.ontology = ontology
-        # Where the governed graph holds nothing: "abstain", or "pages" (read them, keep what one of them states).
-        self.reads_pages_when_silent = design is Design.GOVERNED and governed_when_silent == "pages"
+        # Where the governed graph holds nothing: abstain, or read the pages and keep what one of them states.
+        self.reads_pages_when_silent = design is Design.GOVERNED and pages_when_silent(governed_when_silent, ontology)
         self._ahead = (set(store.pages_changed_since_extraction()) if design.uses_pages or self.reads_pages_when_silent
                        else set())
         self._naming = naming or (("the ",), (" team",))  # the world's (drop_prefixes, drop_suffixes)

@@ -23,7 +23,7 @@ RESULT_EXTRA_COLUMNS = ["model_flagged", "hedge_phrase"]
 
 def evaluate(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
              designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
-             extractor: Extractor | None = None, governed_when_silent: str = "abstain") -> list[dict]:
+             extractor: Extractor | None = None, governed_when_silent: str = "auto") -> list[dict]:
     """One row per (design, question): the answer, whether it is right, hedged, and why. The Governed design
     is asked when the layer keeps a governed graph; pages it has not read yet are read at question time by
     `extractor` (the run's own), and where its graph holds nothing it abstains or reads the pages
@@ -86,7 +86,7 @@ class _CallRecorder:
 
 def read_ahead(layer: KnowledgeLayer, world: World, scenario: str, step: int, reader: Reader,
                designs: list[Design] = DESIGNS, retriever: Retriever | None = None,
-               extractor: Extractor | None = None, concurrency: int = 1, governed_when_silent: str = "abstain") -> int:
+               extractor: Extractor | None = None, concurrency: int = 1, governed_when_silent: str = "auto") -> int:
     """Ask the server now, `concurrency` calls at a time, for what `evaluate` with the same arguments will
     ask a model reader (and the extractor, for pages read at question time); returns how many calls were
     noted. A dry pass notes the calls: every first hop, and every later hop the dry answers reach. The

@@ -13,7 +13,7 @@ from typing import cast
 
 from .call_cache import CachedClient, CacheEntry
 from .clients import ModelClient
-from .designs import ANSWER_RULES_VERSION
+from .designs import ANSWER_RULES_VERSION, pages_when_silent
 from .extraction import Extractor, RegexExtractor
 from .model_extractor import ModelExtractor
 from .model_reader import ModelReader
@@ -40,11 +40,18 @@ def graph_reader_id(settings: StudySettings) -> str:
             else model_reader_id(settings.model, settings.reader_prompt))
 
 
-def reader_id(settings: StudySettings) -> str:
+def when_silent(settings: StudySettings, world: World) -> str:
+    """What Governed answers in this world where its graph holds nothing: "abstain" or "pages" (the setting's
+    "auto" decided by the world, `designs.pages_when_silent`)."""
+    return "pages" if pages_when_silent(settings.governed_when_silent, world.ontology) else "abstain"
+
+
+def reader_id(settings: StudySettings, world: World) -> str:
     """Who answers, from what retrieval, and by which version of the designs' rules."""
     reader = graph_reader_id(settings)
     retrieval = "bm25" if settings.retrieval == "bm25" else f"embed:{settings.embed_model}"
-    silent = "" if settings.governed_when_silent == "abstain" else f"+governed-silent:{settings.governed_when_silent}"
+    policy = when_silent(settings, world)
+    silent = "" if policy == "abstain" else f"+governed-silent:{policy}"
     return f"{reader}+{retrieval}{silent}+rules:{ANSWER_RULES_VERSION}"
 
 
@@ -91,7 +98,7 @@ def open_session(world: World, settings: StudySettings, client: ModelClient | No
                                            extractor_id=extractor_id(settings, world), world_text=world.text,
                                            units=world.text_units, concurrency=settings.concurrency)
                             if settings.extractor == "model" else RegexExtractor(ontology))
-    reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings), version=settings.reader_prompt,
+    reader: Reader = (ModelReader(ontology, model, reader_id=reader_id(settings, world), version=settings.reader_prompt,
                                   units=world.text_units)
                       if settings.reader == "model" else DeterministicReader(ontology))
     return Session(settings, extractor, reader, cached, progress)

@@ -38,11 +38,12 @@ class StudySettings(BaseModel):
                                            "answers from evidence cut to the hop's statements)")
     timeout: float = Field(300.0, gt=0, le=3600, description="seconds one model call may take")
     replay_file: str | None = Field(None, description="recorded model replies (JSON lines) for --api replay")
-    governed_when_silent: Literal["abstain", "pages"] = Field(
-        "abstain", description="what the Governed design answers where its graph holds nothing: abstain (\"not in "
-                               "graph\"), or pages (the reader reads the pages Rag is shown, and its answer is kept "
-                               "only where one of them states it of the asked thing; for a reader that reads pages "
-                               "well: BENCHMARKS.md)")
+    governed_when_silent: Literal["auto", "abstain", "pages"] = Field(
+        "auto", description="what the Governed design answers where its graph holds nothing: abstain (\"not in "
+                            "graph\"), or pages (the reader reads the pages Rag is shown, and its answer is kept, "
+                            "hedged, only where one of them states it of the asked thing); auto: pages for a wiki's "
+                            "history (a corpus world, whose graph lacks what the model could not extract), abstain "
+                            "for a templated world (whose sentences are read exactly)")
     concurrency: int = Field(1, ge=1, le=64, description="model calls the extractor and the reader keep in flight at "
                                                          "once (match the server's slots); the rows are the same for "
                                                          "every value")

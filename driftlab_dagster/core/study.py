@@ -199,7 +199,7 @@ class StudyResult:
 
 
 def run_study(world: World, extractor: Extractor | None = None, reader: Reader | None = None,
-              governed_when_silent: str = "abstain") -> StudyResult:
+              governed_when_silent: str = "auto") -> StudyResult:
     """Every scenario at every checkpoint, the maintenance comparison for every event, and the repair.
     `governed_when_silent`: what the Governed design answers where its graph holds nothing (StudySettings)."""
     extractor = extractor or RegexExtractor(world.ontology)

@@ -36,7 +36,7 @@ class StudyContext:
     @classmethod
     def build(cls, world: World, settings: StudySettings) -> StudyContext:
         return cls(world, settings, study_partitions(world), extractor_id(settings, world),
-                   reader_id(settings), graph_reader_id(settings))
+                   reader_id(settings, world), graph_reader_id(settings))
 
     def key(self, name: str) -> dg.AssetKey:
         """A world's assets live under its id: several worlds share one code location and one DuckDB file."""

@@ -9,7 +9,7 @@ from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.layer_changes import LayerReader
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.reports import markdown_table, stated
-from driftlab_dagster.core.session import Session
+from driftlab_dagster.core.session import Session, when_silent
 from driftlab_dagster.core.warehouse import replace_slices, transaction
 from driftlab_dagster.core.workers import in_order
 from driftlab_dagster.defs.context import StudyContext
@@ -70,7 +70,7 @@ def _ask(ctx: StudyContext, session: Session, key: str, layer: KnowledgeLayer) -
     retriever = session.retriever(layer.store.sorted_pages())
     step = ctx.world.checkpoint(where.day).step
     # With calls in flight, the reader's calls are asked ahead, k at a time; same rows.
-    silent = ctx.settings.governed_when_silent
+    silent = when_silent(ctx.settings, ctx.world)
     read_ahead(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor,
                ctx.settings.concurrency, silent)
     found = evaluate(layer, ctx.world, where.scenario, step, session.reader, ALL_DESIGNS, retriever, session.extractor,
