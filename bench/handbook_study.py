@@ -135,9 +135,9 @@ def main() -> None:
     parser.add_argument("--until", help="run the checkpoints through this day only")
     parser.add_argument("--model", default=MODEL_ALIAS, help="which shipped model to start (qwen2.5-coder-1.5b: the "
                                                              "llm-large extra), or the id --url serves")
-    parser.add_argument("--governed-when-silent", choices=("auto", "abstain", "pages"), default="auto",
-                        help="what Governed does where its graph holds nothing (the study setting of that name; "
-                             "auto, its default, reads a wiki's pages)")
+    parser.add_argument("--governed-when-silent", choices=("auto", "abstain", "pages"),
+                        help="what Governed does where its graph holds nothing (default: the study setting of that "
+                             "name in driftlab.yaml, whose auto reads a wiki's pages)")
     parser.add_argument("--calls", type=Path, help="seed the call cache from this file of paid replies and write "
                                                    "the cache's replies back to it after the run")
     args = parser.parse_args()
@@ -165,7 +165,8 @@ def main() -> None:
         command = [sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world),
                    "--extractor", "model", "--reader", "model", "--api", "openai", "--url", url,
                    "--model", args.model, "--max-failed-share", "1",  # report the failed share, never drop the tables
-                   "--progress", "--governed-when-silent", args.governed_when_silent,
+                   "--progress",
+                   *(["--governed-when-silent", args.governed_when_silent] if args.governed_when_silent else []),
                    "--database", str(database), "--out", str(args.out),
                    *[flag for s in args.scenarios or [] for flag in ("--scenario", s)],
                    *(["--until", args.until] if args.until else [])]

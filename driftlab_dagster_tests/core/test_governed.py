@@ -371,6 +371,29 @@ def test_an_answer_read_from_the_pages_that_no_page_states_of_the_asked_thing_is
     assert (own.value, own.hedged) == ("€49", True)
 
 
+def test_by_default_governed_reads_a_wikis_pages_where_its_graph_is_silent_and_a_templated_worlds_not(tmp_path, world):
+    """The default policy ("auto") is the world's: a wiki's relations are read from prose by a model, whose
+    graph lacks what it could not extract, so Governed reads the pages; a templated world's sentences are parsed
+    exactly, so its graph's silence is the answer (the published table)."""
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.designs import Agent, Design
+    from driftlab_dagster.core.model_reader import ModelReader
+    from driftlab_dagster.core.replay import ReplayClient
+    from driftlab_dagster.core.retrieval import Bm25Retriever
+
+    def reader(on, reply: str) -> ModelReader:
+        return ModelReader(on.ontology, CachedClient(ReplayClient(lambda system, user: reply)))
+
+    governed, page = _prose_graph(tmp_path, "Teams", "# Teams\n\n## Billing\n\nThe Heron team owns billing.\n", [])
+    wiki = governed.world
+    agent = Agent(Store(), Bm25Retriever([page]), reader(wiki, '{"answer": "Heron"}'), Design.GOVERNED, wiki.ontology,
+                  GovernedResolver(governed, [page]))
+    read = agent.ask("Which team owns billing?", "Billing", ("owned_by",))
+    assert (read.value, read.hedged) == ("Heron", True) and "read from the pages, stated on wiki/ops.md" in read.why
+    silent = _silent_graph_agent(world, reader(world, '{"answer": "€49"}'), [_PRICING], "auto")
+    assert silent.ask("How much does the Pro plan cost per user per month?", "Pro", ("price",)).why == "not in graph"
+
+
 def test_a_page_states_an_answer_of_the_thing_its_heading_names(tmp_path):
     """Basecamp: "## Pet Insurance" above "everyone gets a 10% discount on this insurance", which grounding
     reads as a claim on "insurance"; the heading says which insurance. A value under another heading is not."""
