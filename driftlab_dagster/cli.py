@@ -244,7 +244,7 @@ def cmd_check_world(args: argparse.Namespace) -> int:
     # A wiki's history is checkpoints, not events: its changes between two of them are whatever git recorded.
     count = len(world.checkpoints)
     changes = (f"{count} checkpoint{'' if count == 1 else 's'}" if isinstance(world, CorpusWorld)
-               else f"{len(world.checkpoints) - 1} events")
+               else f"{count - 1} events")
     print(f"{args.path}: OK: world {world.id} (version {world.version}), {world.company}, "
           f"{world.page_count} pages, {changes}, {len(world.question_ids)} questions, "
           f"scenarios {', '.join(world.scenario_names)}")
