@@ -44,7 +44,7 @@ from .values import EMPTY_WORDS, FUNCTION_WORDS, VALUE_KINDS, written_whole
 GROUNDING_VERSION = ("lists-narrow-values-inflected-cues-ss-object-in-unit-own-section-no-measure-names-trimmed-names"
                      "-whole-values-duration-ranges-measures-by-unit-channels-no-function-word-cues-magnitudes-unit-qualifiers-persons-by-name-the-only-person"
                      "-an-before-vowels-hyphened-qualifiers-ampersand-words-table-group-rows-plain-titles-no-kind-words-no-stand-ins"
-                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back-as-examples-show-written-together")
+                     "-labels-no-measure-roles-give-way-persons-out-of-subjects-heading-subjects-shares-no-amounts-a-lines-label-no-field-labels-rows-first-cell-no-markers-years-no-amounts-caveats-spaced-ranges-words-and-digits-own-heading-subjects-no-section-subjects-values-as-subjects-heading-word-runs-one-written-whole-names-turned-back-as-examples-show-written-together-initials-in-brackets")
 
 # Words: letters, digits and the joints inside them ("real-time", "99.95", "O'Neil").
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")

@@ -188,6 +188,28 @@ def name_words(name: str) -> frozenset[str]:
     return frozenset(_name_word_list(name))
 
 
+# A name written with its initials in brackets, either way round: "Flexible Spending Account (FSA)", "FSA
+# (Flexible Spending Account)" (case folded).
+_BRACKETED = re.compile(r"(.+?) \(([^()]+)\)")
+
+
+def initialism(name: str) -> str | None:
+    """The initials a name is written with in brackets, case folded ("Flexible Spending Account (FSA)" and "FSA
+    (Flexible Spending Account)" -> "fsa"; "Research & Fidelity (RF)" -> "rf"), when the bracket or the words
+    before it are exactly the other's initials (its filler words left out or not): one thing written two ways, as
+    handbooks introduce an abbreviation. None for any other name ("Dental (75%)", "Tock (time tracking)")."""
+    found = _BRACKETED.fullmatch(" ".join(name.split()).casefold())
+    if found is None:
+        return None
+    for words, short in ((found.group(1), found.group(2)), (found.group(2), found.group(1))):
+        short = short.replace("&", "").replace(".", "").replace(" ", "")
+        parts = re.findall(r"[a-z0-9]+", words)
+        if len(short) >= 2 and short.isalpha() and short in {"".join(w[0] for w in parts),
+                                                           "".join(w[0] for w in parts if w not in _NAME_FILLER)}:
+            return short
+    return None
+
+
 MIN_SHORTENED_WORD = 4  # "Tech" for "Technology", "Admin" for "Administration"; "Ops" is too short to tell
 
 

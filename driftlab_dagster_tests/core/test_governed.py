@@ -316,6 +316,18 @@ def test_a_name_written_short_finds_the_entity_written_in_full(tmp_path):
     assert GovernedResolver(governed, [page]).resolve("TTS Tech Portfolio", "owned_by").value == "Heron"
 
 
+def test_a_name_with_its_initials_in_brackets_is_one_entity_with_the_initials(tmp_path):
+    # Basecamp: "$2,650" was filed under "Flexible Spending Account (FSA)", "$5,000" (the dependent care FSA's)
+    # under "FSA"; the question about the FSA saw only the second, as if nothing disagreed.
+    body = "# Benefits\n\nThe Flexible Spending Account (FSA) is owned by Heron. The FSA form is owned by Kestrel.\n"
+    governed, page = _prose_graph(tmp_path, "Benefits", body, [Triple("FSA", "owned_by", "Kestrel"),
+                                                               Triple("Flexible Spending Account (FSA)", "owned_by",
+                                                                      "Heron")])
+    assert governed.resolve("FSA") == governed.resolve("Flexible Spending Account (FSA)") is not None
+    found = GovernedResolver(governed, [page]).resolve("FSA", "owned_by")
+    assert {c.value for c in found.candidates} == {"Heron", "Kestrel"} and found.hedged
+
+
 def test_a_subject_with_words_of_its_own_is_not_qualified_by_the_title(tmp_path):
     # 18F: "Term Renewal Request Survey" (4 months) on the page "Term extensions" is no claim on term extensions.
     governed, page = _prose_graph(tmp_path, "Term extensions", "# Term extensions\n\n## Survey\n\nThe term renewal "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.values import names_closely, names_match, telling_words, word_stem, written_whole
+from driftlab_dagster.core.values import initialism, names_closely, names_match, telling_words, word_stem, written_whole
 
 
 @pytest.mark.parametrize(("asked", "written", "match"), [
@@ -55,3 +55,18 @@ def test_the_telling_words_of_a_question_leave_out_what_it_asks_with():
     assert telling_words("How many hours of annual leave can you carry over?") == {"hour", "annual", "leav",
                                                                                    "carry", "over"}
     assert telling_words("Who's the team's owner?") == {"team", "owner"}  # no "s" from an apostrophe
+
+
+@pytest.mark.parametrize(("name", "initials"), [
+    ("Flexible Spending Account (FSA)", "fsa"),
+    ("FSA (Flexible Spending Account)", "fsa"),  # either way round
+    ("Research & Fidelity (RF)", "rf"),
+    ("Federal Employees Retirement System  (FERS)", "fers"),
+    ("Office of Personnel Management (OPM)", "opm"),  # filler words left out
+    ("Dental (75%)", None),  # a bracket that is no abbreviation
+    ("Tock (time tracking)", None),
+    ("Level 5 (L5)", None),
+    ("A (B)", None),
+])
+def test_a_name_with_its_initials_in_brackets_is_known_by_them(name, initials):
+    assert initialism(name) == initials

@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..ontology import Ontology
 from ..permissions import PUBLIC as PUBLIC  # the audience every caller holds
 from ..units import Unit
+from ..values import initialism
 from .common import NamingSpec
 
 NONE = "none"  # the expected answer when the knowledge base does not say: abstaining is right
@@ -194,8 +195,10 @@ class World(ABC):
         """The prefixes and suffixes a name is known without ("the Pro plan" is "Pro")."""
 
     def name_key(self, name: str) -> str:
-        """The write-time canonical form of a name: case folded, the world's prefixes and suffixes dropped."""
-        key = " ".join(name.split()).casefold()
+        """The write-time canonical form of a name: case folded, the world's prefixes and suffixes dropped; a name
+        written with its initials in brackets is known by them ("Flexible Spending Account (FSA)" is "fsa", as a
+        page that goes on to write "FSA" means), `values.initialism`."""
+        key = initialism(name) or " ".join(name.split()).casefold()
         for prefix in self.naming.drop_prefixes:
             if key.startswith(prefix.casefold()) and len(key) > len(prefix):
                 key = key[len(prefix):]
