@@ -198,8 +198,8 @@ def initialism(name: str) -> str | None:
     (Flexible Spending Account)" -> "fsa"; "Research & Fidelity (RF)" -> "rf"), when the bracket or the words
     before it are exactly the other's initials (its filler words left out or not): one thing written two ways, as
     handbooks introduce an abbreviation. None for any other name ("Dental (75%)", "Tock (time tracking)")."""
-    found = _BRACKETED.fullmatch(" ".join(name.split()).casefold())
-    if found is None:
+    found = _BRACKETED.fullmatch(" ".join(name.split()).casefold()) if name.rstrip().endswith(")") else None
+    if found is None:  # most names: no bracket, no regex (name_key asks this of every name written)
         return None
     for words, short in ((found.group(1), found.group(2)), (found.group(2), found.group(1))):
         short = short.replace("&", "").replace(".", "").replace(" ", "")
