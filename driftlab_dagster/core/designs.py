@@ -22,7 +22,7 @@ from .ontology import Ontology, Triple
 from .readers import DeterministicReader, Evidence, HopAnswer, Reader, claims, doubts
 from .retrieval import Retriever
 from .store import Store, StoredPage
-from .values import normalise, states
+from .values import answers_when_asked, normalise, states
 
 
 class Design(str, Enum):
@@ -50,7 +50,7 @@ ALL_DESIGNS = DESIGNS + [Design.GOVERNED]  # and the fifth, governed one (govern
 TOP_K = 3
 # The rules by which the designs answer, beside the reader that reads for them: part of the answers' code version
 # (session.reader_id), so stored answers go stale in Dagster when a rule changes. Name the change when you make one.
-ANSWER_RULES_VERSION = "a-page-states-an-answer-of-what-its-heading-names"
+ANSWER_RULES_VERSION = "a-question-asking-a-time-takes-no-weekday"
 
 
 @dataclass(frozen=True)
@@ -173,11 +173,14 @@ class Agent:
     def pages_hop(self, entity: str, predicate: str, query: str, asked: str, silent: str) -> HopAnswer:
         """Where the governed graph holds nothing: the reader reads the pages Rag is shown (the same call), and
         its answer stands only where one of them states it of `entity` as the extractor would read it, so a
-        neighbouring statement's value is not taken for an answer the pages do not give; hedged, since no
-        governed fact backs it. Else "I don't know", as without pages."""
+        neighbouring statement's value is not taken for an answer the pages do not give, and only where it has the
+        shape the question asks for (a time of day for "At what time ...?": `values.answers_when_asked`); hedged,
+        since no governed fact backs it. Else "I don't know", as without pages."""
         assert self.governed is not None
         pages = self.retriever.top(query, TOP_K, self.caller)
         hop = self.read_hop(entity, predicate, self.page_evidence(pages), asked)  # Governed is no versioned design
+        if hop.value is not None and not answers_when_asked(asked, hop.value):
+            return HopAnswer(None, False, f"{silent}; the reader's answer is not of the shape the question asks for")
         source = self.governed.stated_by(pages, entity, predicate, hop.value) if hop.value is not None else None
         if source is None:
             return HopAnswer(None, False, f"{silent}; no page read states the reader's answer" if hop.value else silent)

@@ -17,7 +17,7 @@ from .grounding import ground, overlap
 from .ontology import Triple
 from .store import StoredPage
 from .units import Unit
-from .values import name_words, names_closely, names_match, normalise, states, telling_words
+from .values import answers_when_asked, name_words, names_closely, names_match, normalise, states, telling_words
 
 
 @dataclass(frozen=True)
@@ -122,13 +122,28 @@ class GovernedResolver:
 
     def _weigh_as_asked(self, candidates: list[Candidate], name: str, asked: str) -> Resolution:
         said = frozenset().union(*(telling_words(c.value) for c in candidates))
+        candidates, shaped = self._of_the_asked_shape(candidates, asked)
         candidates, given = self._not_given(candidates, name, asked)
         candidates, chosen = self._as_asked(candidates, name, asked, said)
         found = self._weigh(candidates)
-        if not (given or chosen):
+        if not (shaped or given or chosen):
             return found
-        # The question chose, not authority or time: a hint to the reader of which claim is meant, never a certainty.
-        return replace(found, hedged=True, why="; ".join(w for w in (given, chosen, found.why) if w))
+        # The question chose by its words, not authority or time: a hint to the reader of which claim is meant,
+        # never a certainty. A value of a shape the question cannot mean is no claim at all: no hedge for that.
+        return replace(found, hedged=found.hedged or bool(given or chosen),
+                       why="; ".join(w for w in (shaped, given, chosen, found.why) if w))
+
+    @staticmethod
+    def _of_the_asked_shape(candidates: list[Candidate], asked: str) -> tuple[list[Candidate], str]:
+        """A question that asks at what time something falls is not answered by its weekday, nor one asking the
+        Eastern time by the Pacific one (`values.answers_when_asked`): one page often writes all three for one
+        meeting ("Each Monday at 2:30 pm ET (11:30 am PT)"), and the model files each as its own claim. Such
+        values drop where a value of the asked shape remains; else all stay. Returns the candidates and why."""
+        fitting = [c for c in candidates if answers_when_asked(asked, c.value)]
+        if not fitting or len(fitting) == len(candidates):
+            return candidates, ""
+        dropped = dict.fromkeys(c.value for c in candidates if c not in fitting)
+        return fitting, f"the question does not ask for {', '.join(dropped)}"
 
     @staticmethod
     def _not_given(candidates: list[Candidate], name: str, asked: str) -> tuple[list[Candidate], str]:
@@ -227,7 +242,8 @@ class GovernedResolver:
                           if any(states(unit.text, f.object)
                                  for unit in named(f.source, name, subjects[f.entity_id]))]
             if candidates:
-                found = self._weigh(candidates) if must_agree else self._weigh_as_asked(candidates, name, asked)
+                found = (self._weigh(self._of_the_asked_shape(candidates, asked)[0]) if must_agree
+                         else self._weigh_as_asked(candidates, name, asked))
                 if found.hedged and must_agree:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))

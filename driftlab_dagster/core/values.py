@@ -155,6 +155,37 @@ def states(answer: str | None, value: str) -> bool:
     return re.search(whole(re.escape(normalise(value))), normalise(answer)) is not None
 
 
+# What a question asking when something falls asks for: "At what time ...?" a time of day, "On which weekday
+# ...?" or "which day of the week" a weekday ("which day of the month" is neither); and in which zone, if it
+# names one ("(Eastern)", "ET"). A value of another shape or zone cannot answer it, whatever its page says.
+_ASKS_TIME = re.compile(r"\b(?:what|which) time\b(?! of (?:the )?(?:year|month|week)\b)", re.IGNORECASE)
+_ASKS_WEEKDAY = re.compile(r"\b(?:what|which) (?:weekday|day of the week)\b", re.IGNORECASE)
+_TIME_RE = re.compile(r"\b\d{1,2}(?::\d\d)? ?[AaPp]\.?[Mm]\b|\b(?:[Nn]oon|[Mm]idnight)\b")  # not "2 amendments"
+_WEEKDAY_RE = re.compile(rf"\b{_WEEKDAY}")
+_ZONE_RES = {zone: re.compile(rf"\b(?:{word}|{letter}[SD]?T)\b")
+             for zone, word, letter in (("eastern", "[Ee]astern", "E"), ("pacific", "[Pp]acific", "P"),
+                                        ("central", "[Cc]entral", "C"), ("mountain", "[Mm]ountain", "M"))}
+
+
+def _zones(text: str) -> set[str]:
+    return {zone for zone, found in _ZONE_RES.items() if found.search(text)}
+
+
+def answers_when_asked(question: str, value: str) -> bool:
+    """Whether `value` has the shape a question about when something falls asks for: a time of day for "At
+    what time ...?" (in the zone the question names, where the value names one: "11:30am PT" does not answer
+    "At what time (Eastern) ...?"), a weekday for "On which weekday ...?". True for any value of a question
+    that asks neither."""
+    if _ASKS_TIME.search(question):
+        if not _TIME_RE.search(value):
+            return False
+        asked, written = _zones(question), _zones(value)
+        return not (asked and written) or bool(asked & written)
+    if _ASKS_WEEKDAY.search(question):
+        return _WEEKDAY_RE.search(value) is not None
+    return True
+
+
 # Words that say little on their own, in four lists for four uses; kept together so that a word added to one
 # is weighed for the others. A name's filler ("Office *of the* CTO": not what tells two names apart):
 _NAME_FILLER = {"a", "an", "the", "of", "for", "and", "to", "in", "on", "at", "by", "with", "per", "our", "your"}

@@ -533,3 +533,30 @@ def test_a_value_the_question_gives_is_never_dropped_for_another_pages_value(tmp
     found = resolver.resolve("Billing", "owned_by", asked="Is billing still owned by the Heron team?")
     assert "question itself" not in found.why
     assert found.value == resolver.resolve("Billing", "owned_by").value == "Heron"
+
+
+def test_a_question_asking_a_time_is_answered_by_a_time_in_its_zone_not_by_the_weekday(tmp_path):
+    # 18F: "Each Monday at 2:30 pm ET (11:30 am PT)" gave the design huddle three claims; "At what time (Eastern)
+    # does the huddle start?" was answered "Monday" or the Pacific time.
+    body = "# Design\n\n## Huddle\n\nEach Monday at 2:30 pm ET (11:30 am PT) the design huddle meets.\n"
+    governed, page = _prose_graph(tmp_path, "Design", body, [Triple("Design huddle", "owned_by", value)
+                                                              for value in ("Monday", "2:30 pm ET", "11:30 am PT")])
+    resolver = GovernedResolver(governed, [page])
+    at = resolver.resolve("Design huddle", "owned_by", asked="At what time (Eastern) does the design huddle start?")
+    assert (at.value, at.hedged) == ("2:30 pm ET", False) and {c.value for c in at.candidates} == {"2:30 pm ET"}
+    assert "does not ask for Monday, 11:30 am PT" in at.why
+    day = resolver.resolve("Design huddle", "owned_by", asked="On which weekday does the design huddle meet?")
+    assert day.value == "Monday" and {c.value for c in day.candidates} == {"Monday"}
+    # A question that asks neither a time nor a weekday: the page's three values disagree, as before.
+    assert resolver.resolve("Design huddle", "owned_by", asked="Who runs the design huddle?").hedged
+
+
+def test_an_answer_read_from_the_pages_of_a_shape_the_question_does_not_ask_is_no_answer(world):
+    from driftlab_dagster.core.call_cache import CachedClient
+    from driftlab_dagster.core.model_reader import ModelReader
+    from driftlab_dagster.core.replay import ReplayClient
+
+    reader = ModelReader(world.ontology, CachedClient(ReplayClient(lambda system, user: '{"answer": "€49"}')))
+    found = _silent_graph_agent(world, reader, [_PRICING], "pages").ask(
+        "At what time is the Pro plan billed?", "Pro", ("price",))
+    assert found.value is None and "not of the shape the question asks for" in found.why

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from driftlab_dagster.core.values import initialism, names_closely, names_match, telling_words, word_stem, written_whole
+from driftlab_dagster.core.values import (
+    answers_when_asked,
+    initialism,
+    names_closely,
+    names_match,
+    telling_words,
+    word_stem,
+    written_whole,
+)
 
 
 @pytest.mark.parametrize(("asked", "written", "match"), [
@@ -70,3 +78,22 @@ def test_the_telling_words_of_a_question_leave_out_what_it_asks_with():
 ])
 def test_a_name_with_its_initials_in_brackets_is_known_by_them(name, initials):
     assert initialism(name) == initials
+
+
+@pytest.mark.parametrize("question, value, fits", [
+    ("At what time (Eastern) does the huddle start?", "2:30 pm ET", True),
+    ("At what time (Eastern) does the huddle start?", "3 p.m. Eastern", True),
+    ("At what time (Eastern) does the huddle start?", "Each Monday at 2:30pm ET (11:30am PT)", True),
+    ("At what time (Eastern) does the huddle start?", "3pm", True),  # no zone written: not another zone
+    ("At what time (Eastern) does the huddle start?", "11:30 am PT", False),
+    ("At what time (Eastern) does the huddle start?", "Monday", False),
+    ("At what time does the huddle start?", "2 amendments", False),
+    ("At what time does the office close?", "noon", True),
+    ("On which weekday does the huddle meet?", "Mondays", True),
+    ("On which day of the week are timesheets due?", "3pm ET", False),
+    ("On which day of the month do the calls happen?", "the 15th", True),  # asks neither
+    ("What time of year are reviews held?", "May", True),
+    ("Who runs the huddle?", "Monday", True),
+])
+def test_a_question_asking_a_time_or_a_weekday_is_answered_only_by_one(question, value, fits):
+    assert answers_when_asked(question, value) is fits
