@@ -225,22 +225,19 @@ class GovernedResolver:
         names it, if they agree (a page is about what its title says, less closely: where its statements
         give different values, none is known to be this one's). Under a heading or in a statement that names
         it, the question's words choose among one page's values (`_as_asked`), as for the entity's own claims.
-        Only open relations: a templated world's sentence names its subject, and its model-free reading is
-        exact."""
+        A page newer than the graph is read as it is now, as for the entity's own claims: its claims are those its
+        current version states (read at question time), never the graph's of its older version. Only open
+        relations: a templated world's sentence names its subject, and its model-free reading is exact."""
         if not self.world.ontology[predicate].open:
             return Resolution(None, False, "not in graph")
-        facts = [f for entity_id in self.store.entities_with(predicate)
-                 for f in self.store.facts_on(entity_id, predicate)
-                 if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
-                 and f.source in self._pages and not overlap(name, f.object)]  # "Heron" is no claim on "Heron team"
-        subjects = {f.entity_id: self.store.current_name(f.entity_id) for f in facts}
+        # "Heron" is no claim on "Heron team".
+        claims = [(subject, c) for subject, c in self._claims_of(predicate, may_read) if not overlap(name, c.value)]
         for where, named, must_agree in (("its heading", self._under_a_heading_naming, False),
                                          ("it", self._naming, False),
                                          ("its subject with its page's title", self._qualified_by_the_title, True),
                                          ("its page's title", self._under_a_title_naming, True)):
-            candidates = [Candidate(f.object, f.rank, f.valid_from, f.source) for f in facts
-                          if any(states(unit.text, f.object)
-                                 for unit in named(f.source, name, subjects[f.entity_id]))]
+            candidates = [c for subject, c in claims
+                          if any(states(unit.text, c.value) for unit in named(c.source, name, subject))]
             if candidates:
                 found = (self._weigh(self._of_the_asked_shape(candidates, asked)[0]) if must_agree
                          else self._weigh_as_asked(candidates, name, asked))
@@ -248,6 +245,21 @@ class GovernedResolver:
                     break  # a page about many things: its disagreeing values say nothing of which is this one's
                 return replace(found, why="; ".join(w for w in (f"read where {where} names {name}", found.why) if w))
         return Resolution(None, False, "not in graph")
+
+    def _claims_of(self, predicate: str, may_read: Callable[[str], bool]) -> list[tuple[str, Candidate]]:
+        """Every claim of `predicate` on a page as it is now, with the name of its subject: the graph's facts from
+        pages it has read in their current version, and what each page newer than the graph states now."""
+        claims = [(self.store.current_name(entity_id), Candidate(f.object, f.rank, f.valid_from, f.source))
+                  for entity_id in self.store.entities_with(predicate)
+                  for f in self.store.facts_on(entity_id, predicate)
+                  if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
+                  and f.source in self._pages]
+        for page_id, (page, triples) in self.ahead.items():
+            if may_read(page.audience) and page_id in self._pages:
+                claims += [(t.subject, Candidate(t.object, self.world.authority_rank(page_id, predicate),
+                                                 page.updated_at, page_id, settled_by_newer_version=True))
+                           for t in triples if t.predicate == predicate]
+        return claims
 
     def stated_by(self, pages: Iterable[StoredPage], name: str, predicate: str, value: str) -> str | None:
         """The id of the first of `pages` with a statement the extractor would read (`name`, `predicate`,

@@ -560,3 +560,16 @@ def test_an_answer_read_from_the_pages_of_a_shape_the_question_does_not_ask_is_n
     found = _silent_graph_agent(world, reader, [_PRICING], "pages").ask(
         "At what time is the Pro plan billed?", "Pro", ("price",))
     assert found.value is None and "not of the shape the question asks for" in found.why
+
+
+def test_a_page_newer_than_the_graph_is_read_as_it_is_now_where_its_heading_names_the_asked_thing(tmp_path):
+    # 18F, StaleGraph: the graph read "## Annual leave" when it said "four hours"; the page now says otherwise,
+    # and the claims read under that heading were only the graph's, so Governed answered nothing (Fresh did).
+    before = "# Teams\n\n## Billing\n\nDay to day, the Heron team owns it.\n"
+    governed, page = _prose_graph(tmp_path, "Teams", before, [Triple("day to day", "owned_by", "Heron")])
+    now = StoredPage(page.id, page.title, before.replace("Heron", "Kestrel"), 2, T0 + dt.timedelta(days=30))
+    found = GovernedResolver(governed, [now], read=lambda _: [Triple("day to day", "owned_by", "Kestrel")]).resolve(
+        "Billing", "owned_by")
+    assert found.value == "Kestrel" and "its heading names Billing" in found.why
+    # What the page said before is no claim: its newer version is the page.
+    assert {c.value for c in found.candidates} == {"Kestrel"}
