@@ -255,7 +255,7 @@ class GovernedResolver:
                   if f.retracted_at is None and may_read(f.audience) and f.source not in self.ahead
                   and f.source in self._pages]
         for page_id, (page, triples) in self.ahead.items():
-            if may_read(page.audience) and page_id in self._pages:
+            if may_read(page.audience):  # `ahead` is built from the pages as they are now
                 claims += [(t.subject, Candidate(t.object, self.world.authority_rank(page_id, predicate),
                                                  page.updated_at, page_id, settled_by_newer_version=True))
                            for t in triples if t.predicate == predicate]
