@@ -76,6 +76,11 @@ class GovernedResolver:
             found = self.store.resolve(self._late_aliases[self.world.name_key(name)])
         return found
 
+    def _gone(self, source: str) -> bool:
+        """True when `source` is a page the graph read that is not among the pages now. A fact with no page
+        behind it (a system-of-record fact) is never gone: its source was never a page the graph read."""
+        return source not in self._pages and source in self.store.extractions
+
     def _same_entity(self, subject: str, entity_id: int) -> bool:
         return self.entity(subject) == entity_id
 
@@ -108,6 +113,8 @@ class GovernedResolver:
                 continue
             if fact.source in self.ahead:
                 continue  # replaced below by what the newer version of that page says
+            if self._gone(fact.source):
+                continue  # the page that stated it was deleted or moved away: nothing states it any more
             candidates.append(Candidate(fact.object, fact.rank, fact.valid_from, fact.source))
         for page_id, (page, triples) in self.ahead.items():
             if not may_read(page.audience):

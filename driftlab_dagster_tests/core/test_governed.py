@@ -90,6 +90,11 @@ def _page(pid: str, version: int = 1) -> StoredPage:
     return StoredPage(pid, pid, "", version, T0)
 
 
+def _as_read(governed: GovernedStore) -> list[StoredPage]:
+    """Every page the graph has read, as it read it: the current pages of a world whose graph is up to date."""
+    return [StoredPage(pid, pid, "", version, at) for pid, (version, at) in sorted(governed.extractions.items())]
+
+
 def test_spellings_fold_to_one_entity_at_write_time_and_a_record_patch_reaches_them_all(world):
     governed = GovernedStore(world)
     governed.apply_page(_page("d19"), [Triple("Pro plan", "price", "49")], T0, "model:x")
@@ -97,7 +102,7 @@ def test_spellings_fold_to_one_entity_at_write_time_and_a_record_patch_reaches_t
     governed.apply_page(_page("d17"), [Triple("Pro", "price", "49")], T0, "model:x")
     assert len({f.entity_id for f in governed.active()}) == 1
     governed.apply_record("Pro", "price", "59", "record:billing", T0 + dt.timedelta(days=21))
-    resolution = GovernedResolver(governed, []).resolve("PRO PLAN", "price")
+    resolution = GovernedResolver(governed, _as_read(governed)).resolve("PRO PLAN", "price")
     assert (resolution.value, resolution.hedged) == ("59", False)  # the record outranks every page: settled
 
 
@@ -107,7 +112,7 @@ def test_a_misread_footnote_on_the_pricing_page_loses_to_the_refund_policy(world
     governed.apply_page(_page("d03"), [Triple("Refund policy", "refund_days", "30")], T0, "model:x")
     governed.apply_page(StoredPage("d02", "Pricing", "", 2, later), [Triple("Refund policy", "refund_days", "2")],
                         later, "model:x")
-    resolution = GovernedResolver(governed, []).resolve("Refund policy", "refund_days")
+    resolution = GovernedResolver(governed, _as_read(governed)).resolve("Refund policy", "refund_days")
     assert (resolution.value, resolution.hedged) == ("30", False)  # newer, but a lower rank
 
 
@@ -116,7 +121,7 @@ def test_disagreement_inside_the_top_rank_is_hedged_and_the_newest_wins(world):
     governed.apply_page(_page("d15"), [Triple("Pro", "price", "49")], T0, "regex")
     governed.apply_page(StoredPage("d19", "x", "", 1, T0 + dt.timedelta(days=1)), [Triple("Pro", "price", "59")],
                         T0 + dt.timedelta(days=1), "regex")
-    resolution = GovernedResolver(governed, []).resolve("Pro", "price")
+    resolution = GovernedResolver(governed, _as_read(governed)).resolve("Pro", "price")
     assert (resolution.value, resolution.hedged, resolution.why) == ("59", True, "sources disagree within the top rank")
 
 
@@ -130,7 +135,22 @@ def test_a_page_that_changed_after_extraction_settles_its_own_fact(world):
     other = StoredPage("d31", "Travel", "Book trains.", 2, T0 + dt.timedelta(days=21))
     governed2 = GovernedStore(world)
     governed2.apply_page(_page("d02"), world.ontology.parse("The Pro plan costs €49 per user per month."), T0, "regex")
-    assert GovernedResolver(governed2, [other]).resolve("Pro", "price").hedged is False
+    assert GovernedResolver(governed2, [*_as_read(governed2), other]).resolve("Pro", "price").hedged is False
+
+
+def test_a_fact_from_a_page_that_is_gone_no_longer_answers_but_a_record_fact_still_does(world):
+    """A graph that lags keeps the facts of a page deleted since it last read; nothing states them any more.
+    A system-of-record fact has no page behind it, so the same rule leaves it standing."""
+    governed = GovernedStore(world)
+    governed.apply_page(_page("d15"), [Triple("Pro", "price", "49")], T0, "regex")
+    governed.apply_page(_page("d03"), [Triple("Refund policy", "refund_days", "30")], T0, "regex")
+    governed.apply_record("Enterprise", "price", "99", "record:billing", T0)
+    still_there = [_page("d03")]  # d15 was deleted after the graph read it
+    resolver = GovernedResolver(governed, still_there)
+    assert resolver.resolve("Pro", "price").value is None
+    assert resolver.resolve("Refund policy", "refund_days").value == "30"
+    assert resolver.resolve("Enterprise", "price").value == "99"
+    assert GovernedResolver(governed, _as_read(governed)).resolve("Pro", "price").value == "49"
 
 
 def test_no_entry_is_i_dont_know(world):
@@ -146,7 +166,7 @@ def test_every_governed_fact_names_its_extractor(world):
 def test_a_fixed_subject_predicate_lands_on_the_ontologys_subject_whatever_the_model_wrote(world):
     governed = GovernedStore(world)
     governed.apply_page(_page("d04"), [Triple("Shipment data", "retention_days", "365")], T0, "model:x")
-    assert GovernedResolver(governed, []).resolve("Retention policy", "retention_days").value == "365"
+    assert GovernedResolver(governed, _as_read(governed)).resolve("Retention policy", "retention_days").value == "365"
 
 
 def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
@@ -158,7 +178,7 @@ def test_a_model_reader_that_contradicts_the_governed_value_is_hedged(world):
 
     governed = GovernedStore(world)
     governed.apply_page(_page("d02"), [Triple("Pro", "price", "49")], T0, "regex")
-    resolver = GovernedResolver(governed, [])
+    resolver = GovernedResolver(governed, _as_read(governed))
 
     def agent(reply: str) -> Agent:
         reader = ModelReader(world.ontology, CachedClient(ReplayClient(lambda s, u: reply)))
@@ -183,11 +203,11 @@ def test_a_model_reader_that_picks_another_top_rank_claim_is_kept_but_hedged(wor
     governed.apply_page(_page("d17"), [Triple("Pro", "price", "49")], T0, "regex")
     later = T0 + dt.timedelta(days=1)
     governed.apply_page(StoredPage("d24", "d24", "", 1, later), [Triple("Pro", "price", "59")], later, "regex")
-    resolution = GovernedResolver(governed, []).resolve("Pro", "price")
+    resolution = GovernedResolver(governed, _as_read(governed)).resolve("Pro", "price")
     assert resolution.hedged and resolution.value == "59"  # two pages of one rank disagree; the newer wins
     reader = ModelReader(world.ontology, CachedClient(ReplayClient(lambda s, u: '{"answer": "€49"}')))
     chose = Agent(Store(), Bm25Retriever([]), reader, Design.GOVERNED, world.ontology,
-                  GovernedResolver(governed, [])).ask("q", "Pro", ("price",))
+                  GovernedResolver(governed, _as_read(governed))).ask("q", "Pro", ("price",))
     assert (chose.value, chose.hedged) == ("€49", True)
     assert "differs from the governed value" in chose.why
 

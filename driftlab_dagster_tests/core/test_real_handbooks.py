@@ -195,9 +195,10 @@ def test_the_governed_graph_compares_values_in_the_same_normalisation(world):
 
     t0 = dt.datetime(2026, 9, 1)
     governed = GovernedStore(world)
-    governed.apply_page(StoredPage("d15", "a", "", 1, t0), [Triple("Pro", "price", "$1,000")], t0, "m")
-    governed.apply_page(StoredPage("d19", "b", "", 1, t0), [Triple("Pro", "price", "1000")], t0, "m")
-    resolution = GovernedResolver(governed, []).resolve("Pro", "price")
+    pages = [StoredPage("d15", "a", "", 1, t0), StoredPage("d19", "b", "", 1, t0)]
+    governed.apply_page(pages[0], [Triple("Pro", "price", "$1,000")], t0, "m")
+    governed.apply_page(pages[1], [Triple("Pro", "price", "1000")], t0, "m")
+    resolution = GovernedResolver(governed, pages).resolve("Pro", "price")
     assert resolution.value is not None and not resolution.hedged  # the same value, spelled two ways
     assert {f.value for f in governed.active()} == {"1000"}
 
