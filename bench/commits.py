@@ -2,14 +2,16 @@
 cost, measured against the in-memory core in the same rounds (the machines are shared and noisy, so a change
 is judged by the ratios of one run, not by seconds from two).
 
-    PYTHONPATH=. .venv/bin/python bench/commits.py BASE [--copies 1000] [--rounds 2] [--out bench/out/commits]
+    PYTHONPATH=. .venv/bin/python bench/commits.py BASE [--copies 1000] [--rounds 2] [--instance postgres]
+                                                         [--out bench/out/commits]
 
 BASE is any commit (a `git worktree` of it is made under --out); the other side is this work tree. Per round,
 interleaved: the core at this work tree (`driftlab run --engine core`), then `driftlab run` (Dagster, as `make
 run` runs it: an on-disk SQLite instance, a fresh DuckDB file) at BASE and here, each with a cold world cache.
 Prints the minimum over rounds of each one's wall and CPU seconds (user + system from wait4, children
 included), and each Dagster CPU over the core's. Stops if the two commits' results.csv or costs.csv differ by
-a byte.
+a byte. With `--instance postgres` the Dagster runs store their runs and events in the local PostgreSQL that
+`make pg-up` starts (a fresh database per run), and their CPU includes the server's meanwhile.
 """
 
 from __future__ import annotations
@@ -19,13 +21,22 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from itertools import count
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.instance_storage import server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
+from driftlab_dagster.local_postgres import ROLE, LocalPostgres, down, instance_settings, start_server  # noqa: E402
+from driftlab_dagster.loopback import free_port  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
+
+_databases = count()
 
 
 def worktree(commit: str, folder: Path) -> Path:
@@ -42,17 +53,29 @@ def worktree(commit: str, folder: Path) -> Path:
     return path
 
 
-def dagster_run(code: Path, world_file: Path, folder: Path) -> dict:
-    """One cold `driftlab run` of the code at `code`, in `folder` (emptied first)."""
+def dagster_run(code: Path, world_file: Path, folder: Path, pg: LocalPostgres | None = None) -> dict:
+    """One cold `driftlab run` of the code at `code`, in `folder` (emptied first); on `pg` when given."""
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "dagster_home").mkdir(parents=True)
-    shutil.copy(code / "dagster.yaml", folder / "dagster_home" / "dagster.yaml")
+    if pg is None:
+        shutil.copy(code / "dagster.yaml", folder / "dagster_home" / "dagster.yaml")
+    else:
+        database = f"run{next(_databases)}"
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-p", str(pg.port), "-U", ROLE, database], check=True)
+        settings = instance_settings(pg, code / "dagster.yaml")
+        url = settings["storage"]["postgres"]["postgres_url"]
+        settings["storage"]["postgres"]["postgres_url"] = url.rsplit("/", 1)[0] + f"/{database}"
+        (folder / "dagster_home" / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+        spent = server_cpu(pg)
     env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
     env.update(PYTHONPATH=str(code), DAGSTER_HOME=str(folder / "dagster_home"),
                DRIFTLAB_WORLD_CACHE=str(folder / "world_cache"))
-    return run_process([sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world_file), "--database",
-                        str(folder / "driftlab.duckdb"), "--out", str(folder / "out")], env, folder / "run.log",
-                       cwd=code)  # `python -m` puts the working directory first on the path: the code run is `code`'s
+    found = run_process([sys.executable, "-m", "driftlab_dagster", "run", "--world", str(world_file), "--database",
+                         str(folder / "driftlab.duckdb"), "--out", str(folder / "out")], env, folder / "run.log",
+                        cwd=code)  # `python -m` puts the working directory first on the path: the code run is `code`'s
+    if pg is not None:
+        found["cpu"] += server_cpu(pg) - spent
+    return found
 
 
 def core_run(world_file: Path, folder: Path) -> dict:
@@ -80,19 +103,34 @@ def main() -> None:
     parser.add_argument("base", help="the commit to compare this work tree with")
     parser.add_argument("--copies", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--instance", choices=["sqlite", "postgres"], default="sqlite",
+                        help="where the Dagster runs store their runs and events")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "commits")
     args = parser.parse_args()
     out = args.out.resolve()
     base = worktree(args.base, out)
     world_file = generate_world(DEFAULT_WORLD, args.copies, out / f"x{args.copies}")
     runs: dict[str, list[dict]] = {"core": [], "base": [], "here": []}
-    for _ in range(args.rounds):
-        runs["core"].append(core_run(world_file, out / "core"))
-        runs["base"].append(dagster_run(base, world_file, out / "at_base"))
-        runs["here"].append(dagster_run(ROOT, world_file, out / "here"))
-        same_reports(out / "at_base" / "out", out / "here" / "out")
+    pg = None
+    if args.instance == "postgres":
+        # The server runs as `postgres` when this runs as root: its folder must be readable beyond root.
+        state = Path(tempfile.mkdtemp(prefix="driftlab-bench-commits-"))
+        state.chmod(0o755)
+        pg = LocalPostgres(state, free_port(), free_port())
+        start_server(pg)
+    try:
+        for _ in range(args.rounds):
+            runs["core"].append(core_run(world_file, out / "core"))
+            runs["base"].append(dagster_run(base, world_file, out / "at_base", pg))
+            runs["here"].append(dagster_run(ROOT, world_file, out / "here", pg))
+            same_reports(out / "at_base" / "out", out / "here" / "out")
+    finally:
+        if pg is not None:
+            down(pg)
+            shutil.rmtree(pg.state, ignore_errors=True)
     best = {name: {m: min(r[m] for r in rs) for m in ("wall", "cpu")} for name, rs in runs.items()}
-    print(f"\n== {args.copies * 40:,} pages, {args.rounds} rounds (minimum of each), base {args.base} ==")
+    print(f"\n== {args.copies * 40:,} pages, {args.rounds} rounds (minimum of each), base {args.base}, "
+          f"{args.instance} instance ==")
     print(f"  {'run':<24}{'wall s':>9}{'CPU s':>9}{'CPU / core':>12}")
     for name, label in (("core", "in-memory core (here)"), ("base", f"Dagster at {args.base}"),
                         ("here", "Dagster, this work tree")):

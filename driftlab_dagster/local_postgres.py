@@ -30,7 +30,7 @@ import yaml
 
 from driftlab_dagster.core.errors import UserError
 from driftlab_dagster.processes import runs
-from driftlab_dagster.project import PROJECT_ROOT
+from driftlab_dagster.project import EVENT_BATCH_SIZE, PROJECT_ROOT
 
 DEFAULT_STATE = PROJECT_ROOT / ".state"
 DEFAULT_PORT = 5433  # not 5432, so a system server on the default port is left alone
@@ -166,6 +166,8 @@ def start_services(pg: LocalPostgres, env: dict[str, str] | None = None) -> dict
     takes their children with them); a service already running is left as it is."""
     bin_dir = Path(sys.executable).parent
     environment = dict(env or os.environ, DAGSTER_HOME=str(pg.home))
+    # The runs they launch store a step's materialisations in batches, as headless runs do.
+    environment.setdefault("DAGSTER_EVENT_BATCH_SIZE", EVENT_BATCH_SIZE)
     pids = {}
     for name, command in SERVICES.items():
         pid_file = _pid_file(pg, name)

@@ -13,3 +13,8 @@ DEFAULT_WORLD = DATA_DIR / "worlds" / "tessaly_freight.yaml"
 # with both is listed under its job in the UI, as a run the UI launched is.
 CODE_LOCATION = "driftlab_dagster"
 REPOSITORY_LABEL = f"__repository__@{CODE_LOCATION}"
+
+# Dagster's switch for storing a step's materialisations of one asset in one batch (its environment variable
+# DAGSTER_EVENT_BATCH_SIZE): the most events a batch may hold, more than any step's partitions number. Set for
+# headless runs and for the services `make pg-up` starts; see headless.py.
+EVENT_BATCH_SIZE = "10000"
