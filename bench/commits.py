@@ -22,21 +22,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from itertools import count
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instance_storage import server_cpu  # noqa: E402
+from bench.instance_storage import postgres_home, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import ROLE, LocalPostgres, down, instance_settings, start_server  # noqa: E402
+from driftlab_dagster.local_postgres import LocalPostgres, down, start_server  # noqa: E402
 from driftlab_dagster.loopback import free_port  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
-
-_databases = count()
 
 
 def worktree(commit: str, folder: Path) -> Path:
@@ -60,12 +55,7 @@ def dagster_run(code: Path, world_file: Path, folder: Path, pg: LocalPostgres | 
     if pg is None:
         shutil.copy(code / "dagster.yaml", folder / "dagster_home" / "dagster.yaml")
     else:
-        database = f"run{next(_databases)}"
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-p", str(pg.port), "-U", ROLE, database], check=True)
-        settings = instance_settings(pg, code / "dagster.yaml")
-        url = settings["storage"]["postgres"]["postgres_url"]
-        settings["storage"]["postgres"]["postgres_url"] = url.rsplit("/", 1)[0] + f"/{database}"
-        (folder / "dagster_home" / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+        postgres_home(pg, folder / "dagster_home", code / "dagster.yaml")
         spent = server_cpu(pg)
     env = {k: v for k, v in os.environ.items() if k not in ("DRIFTLAB_WORLD", "DRIFTLAB_CONFIG")}
     env.update(PYTHONPATH=str(code), DAGSTER_HOME=str(folder / "dagster_home"),

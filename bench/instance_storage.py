@@ -20,9 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
-from driftlab_dagster.local_postgres import LocalPostgres, down, start_server, write_instance
+import yaml
+
+from driftlab_dagster.local_postgres import ROLE, LocalPostgres, down, instance_settings, start_server, write_instance
 from driftlab_dagster.loopback import free_port
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 
@@ -34,6 +37,18 @@ def server_cpu(pg: LocalPostgres) -> float:
     pid = int((pg.data / "postmaster.pid").read_text().splitlines()[0])
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
+
+
+def postgres_home(pg: LocalPostgres, home: Path, base: Path = PROJECT_ROOT / "dagster.yaml") -> None:
+    """An instance folder whose runs and events go to a new database of their own on `pg`: `base`'s settings
+    (pools, run monitoring) with the local server's storage."""
+    database = f"run_{uuid.uuid4().hex[:12]}"
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-p", str(pg.port), "-U", ROLE, database], check=True)
+    settings = instance_settings(pg, base)
+    url = settings["storage"]["postgres"]["postgres_url"]
+    settings["storage"]["postgres"]["postgres_url"] = url.rsplit("/", 1)[0] + f"/{database}"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
 
 
 def one_run(home: Path | None, world: Path, work: Path, engine: str) -> tuple[float, float]:
