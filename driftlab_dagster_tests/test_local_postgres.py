@@ -110,6 +110,16 @@ def test_the_study_through_postgres_survives_a_killed_run_and_shows_in_graphql(p
     assert {e["label"]: e.get("intValue") for e in execution["evaluation"]["metadataEntries"]}["count"] == 21
 
 
+def test_the_webserver_and_the_daemon_hand_event_batching_to_the_runs_they_launch(pg):
+    # A run the UI or the daemon launches is a child of theirs and inherits their environment. (Before the
+    # next test, which leaves the services stopped.)
+    for name in ("webserver", "daemon"):
+        pid = int((pg.state / f"{name}.pid").read_text())
+        environment = dict(entry.split("=", 1) for entry in
+                           Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in entry)
+        assert int(environment.get("DAGSTER_EVENT_BATCH_SIZE", "0")) > 1, name
+
+
 def test_down_stops_the_server_and_up_brings_it_back_with_its_runs(pg):
     before = len(dg.DagsterInstance.from_config(str(pg.home)).get_runs())
     down(pg)
@@ -164,3 +174,4 @@ def test_a_headless_run_holds_its_connections_where_dagster_would_open_one_per_c
         opened[held] = _sessions(pg, database) - before
     assert opened[False] >= 60, opened  # Dagster's default: a connection per storage call
     assert opened[True] <= 10, opened  # the storages' own start-up, and the held connections
+
