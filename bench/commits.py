@@ -21,16 +21,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instance_storage import postgres_home, server_cpu  # noqa: E402
+from bench.instance_storage import local_server, postgres_home, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import LocalPostgres, down, start_server  # noqa: E402
-from driftlab_dagster.loopback import free_port  # noqa: E402
+from driftlab_dagster.local_postgres import LocalPostgres  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 
@@ -101,23 +100,12 @@ def main() -> None:
     base = worktree(args.base, out)
     world_file = generate_world(DEFAULT_WORLD, args.copies, out / f"x{args.copies}")
     runs: dict[str, list[dict]] = {"core": [], "base": [], "here": []}
-    pg = None
-    if args.instance == "postgres":
-        # The server runs as `postgres` when this runs as root: its folder must be readable beyond root.
-        state = Path(tempfile.mkdtemp(prefix="driftlab-bench-commits-"))
-        state.chmod(0o755)
-        pg = LocalPostgres(state, free_port(), free_port())
-        start_server(pg)
-    try:
+    with local_server() if args.instance == "postgres" else nullcontext() as pg:
         for _ in range(args.rounds):
             runs["core"].append(core_run(world_file, out / "core"))
             runs["base"].append(dagster_run(base, world_file, out / "at_base", pg))
             runs["here"].append(dagster_run(ROOT, world_file, out / "here", pg))
             same_reports(out / "at_base" / "out", out / "here" / "out")
-    finally:
-        if pg is not None:
-            down(pg)
-            shutil.rmtree(pg.state, ignore_errors=True)
     best = {name: {m: min(r[m] for r in rs) for m in ("wall", "cpu")} for name, rs in runs.items()}
     print(f"\n== {args.copies * 40:,} pages, {args.rounds} rounds (minimum of each), base {args.base}, "
           f"{args.instance} instance ==")

@@ -25,7 +25,6 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -36,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 import dagster as dg  # noqa: E402
 
-from bench.instance_storage import server_cpu  # noqa: E402
+from bench.instance_storage import local_server, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import LocalPostgres, down, start_server, write_instance  # noqa: E402
-from driftlab_dagster.loopback import free_port  # noqa: E402
+from driftlab_dagster.headless import hold_connections  # noqa: E402
+from driftlab_dagster.local_postgres import write_instance  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 
@@ -106,22 +105,17 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     world = generate_world(DEFAULT_WORLD, args.copies, args.out / "world")
     run, events = one_study_run(world, args.out / "source")
-    # The server runs as `postgres` when this runs as root: its folder must be readable beyond root.
-    state = Path(tempfile.mkdtemp(prefix="driftlab-bench-events-"))
-    state.chmod(0o755)
-    pg = LocalPostgres(state / "pg", free_port(), free_port())
     sqlite_home = args.out / "sqlite_home"
     sqlite_home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", sqlite_home / "dagster.yaml")
     measured: dict[str, list[tuple[float, float]]] = {"sqlite": [], "postgres": [], "postgres batched": [],
                                                       "postgres pooled, batched": []}
-    try:
-        start_server(pg)
+    with local_server() as pg:
         write_instance(pg)
         with dg.DagsterInstance.from_config(str(sqlite_home)) as sqlite, \
                 dg.DagsterInstance.from_config(str(pg.home)) as postgres, \
                 dg.DagsterInstance.from_config(str(pg.home)) as pooled:
-            pooled.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=20)
+            hold_connections(pooled)  # as `driftlab run` does
             for round_ in range(args.rounds):
                 measured["sqlite"].append(store(sqlite, run, events, False, lambda: 0.0))
                 measured["postgres"].append(store(postgres, run, events, False, lambda: server_cpu(pg)))
@@ -129,9 +123,6 @@ def main() -> None:
                 measured["postgres pooled, batched"].append(store(pooled, run, events, True, lambda: server_cpu(pg)))
                 print(f"round {round_ + 1}: " + ", ".join(f"{name} {m[-1][1]:.2f} s CPU"
                                                           for name, m in measured.items()), flush=True)
-    finally:
-        down(pg)
-        shutil.rmtree(state, ignore_errors=True)
     kinds = sorted({e.dagster_event.event_type_value if e.dagster_event else "log" for e in events})
     counts = {k: sum((e.dagster_event.event_type_value if e.dagster_event else "log") == k for e in events)
               for k in kinds}

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -37,6 +39,21 @@ def server_cpu(pg: LocalPostgres) -> float:
     pid = int((pg.data / "postmaster.pid").read_text().splitlines()[0])
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
+
+
+@contextmanager
+def local_server() -> Iterator[LocalPostgres]:
+    """A PostgreSQL server of its own in a new temporary folder, stopped and deleted afterwards. The folder is
+    readable beyond root: the server runs as `postgres` when this runs as root."""
+    state = Path(tempfile.mkdtemp(prefix="driftlab-bench-pg-"))
+    state.chmod(0o755)
+    pg = LocalPostgres(state, free_port(), free_port())
+    try:
+        start_server(pg)
+        yield pg
+    finally:
+        down(pg)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def postgres_home(pg: LocalPostgres, home: Path, base: Path = PROJECT_ROOT / "dagster.yaml") -> None:
@@ -73,15 +90,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--world", type=Path, default=DEFAULT_WORLD)
     args = parser.parse_args()
-    state = Path(tempfile.mkdtemp(prefix="driftlab-bench-pg-"))
-    state.chmod(0o755)
-    pg = LocalPostgres(state, free_port(), free_port())
-    sqlite_home = state / "sqlite_home"
-    sqlite_home.mkdir()
-    shutil.copy(PROJECT_ROOT / "dagster.yaml", sqlite_home / "dagster.yaml")
     results: dict[str, list[tuple[float, float]]] = {"core": [], "sqlite": [], "postgres": []}
-    try:
-        start_server(pg)
+    with local_server() as pg:
+        state = pg.state
+        sqlite_home = state / "sqlite_home"
+        sqlite_home.mkdir()
+        shutil.copy(PROJECT_ROOT / "dagster.yaml", sqlite_home / "dagster.yaml")
         write_instance(pg)
         for r in range(args.rounds):
             results["core"].append(one_run(None, args.world, state / f"core{r}", "core"))
@@ -89,9 +103,6 @@ def main() -> None:
             spent = server_cpu(pg)
             wall, cpu = one_run(pg.home, args.world, state / f"pg{r}", "dagster")
             results["postgres"].append((wall, cpu + server_cpu(pg) - spent))
-    finally:
-        down(pg)
-        shutil.rmtree(state, ignore_errors=True)
     core_cpu = min(c for _, c in results["core"])
     print(f"{args.world.name}, {args.rounds} rounds interleaved (minimum of each)")
     print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'CPU / core':>12}")

@@ -19,16 +19,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instance_storage import postgres_home, server_cpu  # noqa: E402
+from bench.instance_storage import local_server, postgres_home, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import LocalPostgres, down, start_server  # noqa: E402
-from driftlab_dagster.loopback import free_port  # noqa: E402
+from driftlab_dagster.local_postgres import LocalPostgres  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 STEP_SECONDS = """
@@ -75,13 +74,7 @@ def main() -> None:
     world = generate_world(DEFAULT_WORLD, args.copies, args.out / "world")
     runs: dict[int, list[dict]] = {1: [], 2: []}
     first: Path | None = None
-    pg = None
-    if args.instance == "postgres":
-        state = Path(tempfile.mkdtemp(prefix="driftlab-bench-workers-"))
-        state.chmod(0o755)  # the server runs as `postgres` when this runs as root
-        pg = LocalPostgres(state, free_port(), free_port())
-        start_server(pg)
-    try:
+    with local_server() if args.instance == "postgres" else nullcontext() as pg:
         for round_ in range(args.rounds):
             for workers in (1, 2):
                 folder = args.out / f"w{workers}-r{round_}"
@@ -92,10 +85,6 @@ def main() -> None:
                     if (report / name).read_bytes() != (first / name).read_bytes():
                         raise SystemExit(f"{report / name} differs from {first / name}: the workers changed the rows")
                 print(f"round {round_ + 1}, {workers} worker(s): {runs[workers][-1]['wall']:.1f} s wall", flush=True)
-    finally:
-        if pg is not None:
-            down(pg)
-            shutil.rmtree(pg.state, ignore_errors=True)
     best = {w: {"wall": min(r["wall"] for r in rs), "cpu": min(r["cpu"] for r in rs),
                 "steps": {s: min(r["steps"][s] for r in rs) for s in rs[0]["steps"]}} for w, rs in runs.items()}
     pages = 40 * args.copies
