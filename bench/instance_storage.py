@@ -61,9 +61,7 @@ def postgres_home(pg: LocalPostgres, home: Path, base: Path = PROJECT_ROOT / "da
     (pools, run monitoring) with the local server's storage."""
     database = f"run_{uuid.uuid4().hex[:12]}"
     subprocess.run(["createdb", "-h", "127.0.0.1", "-p", str(pg.port), "-U", ROLE, database], check=True)
-    settings = instance_settings(pg, base)
-    url = settings["storage"]["postgres"]["postgres_url"]
-    settings["storage"]["postgres"]["postgres_url"] = url.rsplit("/", 1)[0] + f"/{database}"
+    settings = instance_settings(pg, base, database)
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
 

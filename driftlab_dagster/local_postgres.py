@@ -63,8 +63,8 @@ class LocalPostgres:
     def log(self) -> Path:
         return self.state / "postgres" / "server.log"
 
-    def url(self) -> str:
-        return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
+    def url(self, database: str = DATABASE) -> str:
+        return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{database}"
 
 
 def server_binaries() -> Path:
@@ -129,13 +129,15 @@ def stop_server(pg: LocalPostgres) -> None:
         _run([str(server_binaries() / "pg_ctl"), "stop", "-D", str(pg.data), "-m", "fast", "-w"], "stopping PostgreSQL")
 
 
-def instance_settings(pg: LocalPostgres, base: Path = PROJECT_ROOT / "dagster.yaml") -> dict:
+def instance_settings(pg: LocalPostgres, base: Path = PROJECT_ROOT / "dagster.yaml",
+                      database: str = DATABASE) -> dict:
     """The project's instance settings (pools, run monitoring, no telemetry) with run, event-log and schedule
-    storage in the local server."""
+    storage in `database` on the local server."""
     settings = yaml.safe_load(base.read_text(encoding="utf-8")) or {}
     # The driver is named: SQLAlchemy 2.1 takes psycopg 3 for a bare postgresql:// URL, whose server-side
     # parameters break dagster-postgres's `NOTIFY run_events, %(id)s` (it is written for psycopg2).
-    settings["storage"] = {"postgres": {"postgres_url": pg.url().replace("postgresql://", "postgresql+psycopg2://")}}
+    url = pg.url(database).replace("postgresql://", "postgresql+psycopg2://")
+    settings["storage"] = {"postgres": {"postgres_url": url}}
     return settings
 
 

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import sqlalchemy
 import yaml
 
 from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import hold_connections
-from driftlab_dagster.local_postgres import ROLE, LocalPostgres, down, instance_settings, running, up
+from driftlab_dagster.local_postgres import LocalPostgres, down, instance_settings, running, up
 from driftlab_dagster.loopback import free_port
 from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.graphql import graphql
@@ -129,49 +130,30 @@ def test_down_stops_the_server_and_up_brings_it_back_with_its_runs(pg):
     assert len(dg.DagsterInstance.from_config(str(pg.home)).get_runs()) == before
 
 
-def _sql(pg: LocalPostgres, query: str) -> str:
-    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", ROLE, "-d", "postgres", "-tAc", query],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _sessions(pg: LocalPostgres, database: str) -> int:
-    """Connections ever made to `database`, once the count stops moving: a backend adds its session to the
-    statistics as it exits, a moment after its client has gone."""
-    query = f"SELECT sessions FROM pg_stat_database WHERE datname = '{database}'"
-    seen, steady_since = int(_sql(pg, query) or 0), time.monotonic()
-    while time.monotonic() - steady_since < 1.0:
-        time.sleep(0.2)
-        now = int(_sql(pg, query) or 0)
-        if now != seen:
-            seen, steady_since = now, time.monotonic()
-    return seen
-
-
 def test_a_headless_run_holds_its_connections_where_dagster_would_open_one_per_call(pg, tmp_path):
-    # A database of its own, which the webserver and the daemon of the fixture never touch.
-    database = "driftlab_connections"
-    _sql(pg, f"DROP DATABASE IF EXISTS {database}")
-    _sql(pg, f"CREATE DATABASE {database}")
-    settings = instance_settings(pg)
-    url = settings["storage"]["postgres"]["postgres_url"]
-    settings["storage"]["postgres"]["postgres_url"] = url.rsplit("/", 1)[0] + f"/{database}"
     home = tmp_path / "home"
     home.mkdir()
-    (home / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
-    with dg.DagsterInstance.from_config(str(home)):
-        pass  # creates the tables, so both measured instances below start alike
+    (home / "dagster.yaml").write_text(yaml.safe_dump(instance_settings(pg)), encoding="utf-8")
+    # Every new database connection any engine's pool makes in this process, counted as it is made.
+    made: list[object] = []
 
-    opened = {}
-    for held in (False, True):
-        before = _sessions(pg, database)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            if held:
-                hold_connections(instance)
-            for _ in range(30):
-                instance.get_runs()
-                instance.event_log_storage.get_event_records(
-                    dg.EventRecordsFilter(dg.DagsterEventType.ASSET_MATERIALIZATION), limit=1)
-        opened[held] = _sessions(pg, database) - before
+    def count(connection, record):
+        made.append(connection)
+
+    sqlalchemy.event.listen(sqlalchemy.pool.Pool, "connect", count)
+    try:
+        opened = {}
+        for held in (False, True):
+            with dg.DagsterInstance.from_config(str(home)) as instance:
+                if held:
+                    hold_connections(instance)
+                before = len(made)
+                for _ in range(30):
+                    instance.get_runs(limit=1)
+                    instance.event_log_storage.get_event_records(
+                        dg.EventRecordsFilter(dg.DagsterEventType.ASSET_MATERIALIZATION), limit=1)
+                opened[held] = len(made) - before
+    finally:
+        sqlalchemy.event.remove(sqlalchemy.pool.Pool, "connect", count)
     assert opened[False] >= 60, opened  # Dagster's default: a connection per storage call
-    assert opened[True] <= 10, opened  # the storages' own start-up, and the held connections
-
+    assert opened[True] <= 2, opened  # one held by the run storage, one by the event log
