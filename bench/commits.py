@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instance_storage import local_server, postgres_home, server_cpu  # noqa: E402
+from bench.instance_storage import postgres_home, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import LocalPostgres  # noqa: E402
+from driftlab_dagster.local_postgres import LocalPostgres, throwaway  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 
@@ -100,7 +100,7 @@ def main() -> None:
     base = worktree(args.base, out)
     world_file = generate_world(DEFAULT_WORLD, args.copies, out / f"x{args.copies}")
     runs: dict[str, list[dict]] = {"core": [], "base": [], "here": []}
-    with local_server() if args.instance == "postgres" else nullcontext() as pg:
+    with throwaway() if args.instance == "postgres" else nullcontext() as pg:
         for _ in range(args.rounds):
             runs["core"].append(core_run(world_file, out / "core"))
             runs["base"].append(dagster_run(base, world_file, out / "at_base", pg))

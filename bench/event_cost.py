@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 import dagster as dg  # noqa: E402
 
-from bench.instance_storage import local_server, server_cpu  # noqa: E402
+from bench.instance_storage import server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
 from driftlab_dagster.headless import hold_connections  # noqa: E402
-from driftlab_dagster.local_postgres import write_instance  # noqa: E402
+from driftlab_dagster.local_postgres import throwaway  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 
@@ -110,8 +110,7 @@ def main() -> None:
     shutil.copy(ROOT / "dagster.yaml", sqlite_home / "dagster.yaml")
     measured: dict[str, list[tuple[float, float]]] = {"sqlite": [], "postgres": [], "postgres batched": [],
                                                       "postgres pooled, batched": []}
-    with local_server() as pg:
-        write_instance(pg)
+    with throwaway() as pg:
         with dg.DagsterInstance.from_config(str(sqlite_home)) as sqlite, \
                 dg.DagsterInstance.from_config(str(pg.home)) as postgres, \
                 dg.DagsterInstance.from_config(str(pg.home)) as pooled:

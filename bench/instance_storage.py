@@ -18,17 +18,13 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
 
-from driftlab_dagster.local_postgres import ROLE, LocalPostgres, down, instance_settings, start_server, write_instance
-from driftlab_dagster.loopback import free_port
+from driftlab_dagster.local_postgres import ROLE, LocalPostgres, instance_settings, throwaway
 from driftlab_dagster.project import DEFAULT_WORLD, PROJECT_ROOT
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -39,21 +35,6 @@ def server_cpu(pg: LocalPostgres) -> float:
     pid = int((pg.data / "postmaster.pid").read_text().splitlines()[0])
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
-
-
-@contextmanager
-def local_server() -> Iterator[LocalPostgres]:
-    """A PostgreSQL server of its own in a new temporary folder, stopped and deleted afterwards. The folder is
-    readable beyond root: the server runs as `postgres` when this runs as root."""
-    state = Path(tempfile.mkdtemp(prefix="driftlab-bench-pg-"))
-    state.chmod(0o755)
-    pg = LocalPostgres(state, free_port(), free_port())
-    try:
-        start_server(pg)
-        yield pg
-    finally:
-        down(pg)
-        shutil.rmtree(state, ignore_errors=True)
 
 
 def postgres_home(pg: LocalPostgres, home: Path, base: Path = PROJECT_ROOT / "dagster.yaml") -> None:
@@ -89,12 +70,11 @@ def main() -> None:
     parser.add_argument("--world", type=Path, default=DEFAULT_WORLD)
     args = parser.parse_args()
     results: dict[str, list[tuple[float, float]]] = {"core": [], "sqlite": [], "postgres": []}
-    with local_server() as pg:
+    with throwaway() as pg:
         state = pg.state
         sqlite_home = state / "sqlite_home"
         sqlite_home.mkdir()
         shutil.copy(PROJECT_ROOT / "dagster.yaml", sqlite_home / "dagster.yaml")
-        write_instance(pg)
         for r in range(args.rounds):
             results["core"].append(one_run(None, args.world, state / f"core{r}", "core"))
             results["sqlite"].append(one_run(sqlite_home, args.world, state / f"sqlite{r}", "dagster"))

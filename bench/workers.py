@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instance_storage import local_server, postgres_home, server_cpu  # noqa: E402
+from bench.instance_storage import postgres_home, server_cpu  # noqa: E402
 from bench.scale import generate_world, run_process  # noqa: E402
-from driftlab_dagster.local_postgres import LocalPostgres  # noqa: E402
+from driftlab_dagster.local_postgres import LocalPostgres, throwaway  # noqa: E402
 from driftlab_dagster.project import DEFAULT_WORLD  # noqa: E402
 
 STEP_SECONDS = """
@@ -74,7 +74,7 @@ def main() -> None:
     world = generate_world(DEFAULT_WORLD, args.copies, args.out / "world")
     runs: dict[int, list[dict]] = {1: [], 2: []}
     first: Path | None = None
-    with local_server() if args.instance == "postgres" else nullcontext() as pg:
+    with throwaway() if args.instance == "postgres" else nullcontext() as pg:
         for round_ in range(args.rounds):
             for workers in (1, 2):
                 folder = args.out / f"w{workers}-r{round_}"

@@ -22,13 +22,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from driftlab_dagster.core.errors import UserError
+from driftlab_dagster.loopback import free_port
 from driftlab_dagster.processes import runs
 from driftlab_dagster.project import EVENT_BATCH_SIZE, PROJECT_ROOT
 
@@ -219,6 +223,22 @@ def down(pg: LocalPostgres) -> None:
     stop_services(pg)
     stop_server(pg)
     print(f"stopped; the data stays in {pg.data} (delete {pg.state} to start over)")
+
+
+@contextmanager
+def throwaway(services: bool = False) -> Iterator[LocalPostgres]:
+    """A server on free ports in a new temporary folder, with its instance file (and, with `services`, the
+    webserver and the daemon), stopped and deleted afterwards: for tests and benchmarks. The folder is readable
+    beyond root, as the server runs as `postgres` when this runs as root (so not pytest's tmp_path)."""
+    state = Path(tempfile.mkdtemp(prefix="driftlab-pg-"))
+    state.chmod(0o755)
+    pg = LocalPostgres(state, free_port(), free_port())
+    try:
+        up(pg, services)
+        yield pg
+    finally:
+        down(pg)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

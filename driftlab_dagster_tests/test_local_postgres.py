@@ -9,11 +9,9 @@ Needs PostgreSQL's server programs (`.ci/run` installs Debian's postgresql when 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +24,7 @@ from driftlab_dagster.core.reports import results_csv
 from driftlab_dagster.core.study import run_study
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.headless import hold_connections
-from driftlab_dagster.local_postgres import LocalPostgres, down, instance_settings, running, up
-from driftlab_dagster.loopback import free_port
+from driftlab_dagster.local_postgres import LocalPostgres, down, instance_settings, running, throwaway, up
 from driftlab_dagster.project import PROJECT_ROOT
 from driftlab_dagster_tests.support.graphql import graphql
 
@@ -38,16 +35,8 @@ WORLD = PROJECT_ROOT / "data" / "worlds" / "tessaly_freight.yaml"
 
 @pytest.fixture(scope="module")
 def pg():
-    # Not pytest's tmp_path: its parent is private to root, and the server runs as `postgres`.
-    state = Path(tempfile.mkdtemp(prefix="driftlab-pg-"))
-    state.chmod(0o755)
-    server = LocalPostgres(state, free_port(), free_port())
-    try:
-        up(server)
+    with throwaway(services=True) as server:
         yield server
-    finally:
-        down(server)
-        shutil.rmtree(state, ignore_errors=True)
 
 
 def _env(pg: LocalPostgres, settings: Path) -> dict[str, str]:
