@@ -9,9 +9,12 @@ First the deterministic study runs once through Dagster (`driftlab run`, as `mak
 Then, per round, each route stores that same list under a fresh run id into an instance of its own:
 
 - sqlite: the project's dagster.yaml (an on-disk SQLite instance, as `make run` and `make dev` use);
-- postgres: the local PostgreSQL that `make pg-up` starts, one event at a time, as Dagster stores them by default;
+- postgres: a local PostgreSQL as `make pg-up` starts it, one event at a time, as Dagster stores them by
+  default (a new connection per storage call);
 - postgres batched: the same, with each step's materialisations of one asset stored in one batch
-  (`store_event_batch`), as Dagster does when DAGSTER_EVENT_BATCH_SIZE is set.
+  (`store_event_batch`), as Dagster does when DAGSTER_EVENT_BATCH_SIZE is set;
+- postgres pooled, batched: the same, on an instance holding its connections (`headless.hold_connections`),
+  as `driftlab run` stores its events.
 
 CPU is this process's (the storage's client side) plus, for PostgreSQL, the server's (the postmaster and its
 reaped backends, from /proc). Prints, per route, the minimum over rounds of wall and CPU microseconds per
@@ -27,6 +30,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,11 +126,9 @@ def main() -> None:
                 measured["postgres pooled, batched"].append(store(pooled, run, events, True, lambda: server_cpu(pg)))
                 print(f"round {round_ + 1}: " + ", ".join(f"{name} {m[-1][1]:.2f} s CPU"
                                                           for name, m in measured.items()), flush=True)
-    kinds = sorted({e.dagster_event.event_type_value if e.dagster_event else "log" for e in events})
-    counts = {k: sum((e.dagster_event.event_type_value if e.dagster_event else "log") == k for e in events)
-              for k in kinds}
+    counts = Counter(e.dagster_event.event_type_value if e.dagster_event else "log" for e in events)
     print(f"\n{40 * args.copies:,} pages: the study run's {len(events)} events "
-          f"({', '.join(f'{n} {k}' for k, n in sorted(counts.items(), key=lambda x: -x[1]))}), "
+          f"({', '.join(f'{n} {k}' for k, n in counts.most_common())}), "
           f"stored {args.rounds} times per route, rounds interleaved, minimum of each\n")
     print("| route | wall µs / event | CPU µs / event (client + server) | CPU / SQLite |\n|---|---|---|---|")
     base = min(c for _, c in measured["sqlite"])
