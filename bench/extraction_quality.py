@@ -21,13 +21,14 @@ from pathlib import Path
 
 from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.clients import OpenAICompatibleClient
+from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.prompts import EXTRACTION_PROMPTS
 from driftlab_dagster.core.scoring import score_triples
 from driftlab_dagster.core.store import StoredPage
 from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
-from driftlab_dagster.core.warehouse import connect, ensure_schema
+from driftlab_dagster.core.warehouse import ensure_schema
 from driftlab_dagster.core.world import World
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR

@@ -10,7 +10,8 @@ import sys
 from collections import defaultdict
 
 from driftlab_dagster.core import reports
-from driftlab_dagster.core.warehouse import connect, records
+from driftlab_dagster.core.duckdb_file import connect
+from driftlab_dagster.core.warehouse import records
 from driftlab_dagster.core.world.templated import TemplatedWorld
 
 

@@ -39,8 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from driftlab_dagster.core.duckdb_file import connect  # noqa: E402
 from driftlab_dagster.core.stored_calls import export_calls, import_calls, read_calls_file  # noqa: E402
-from driftlab_dagster.core.warehouse import connect, ensure_schema  # noqa: E402
+from driftlab_dagster.core.warehouse import ensure_schema  # noqa: E402
 from driftlab_dagster.core.world.loader import load_world  # noqa: E402
 from driftlab_dagster.fixture_repo import build_handbook  # noqa: E402
 from driftlab_dagster.model_server import MODEL_ALIAS, LlamaServer  # noqa: E402

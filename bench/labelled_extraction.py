@@ -30,6 +30,7 @@ import yaml
 
 from driftlab_dagster.core.call_cache import CachedClient
 from driftlab_dagster.core.clients import OpenAICompatibleClient
+from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.grounding import relations_to_ask
 from driftlab_dagster.core.model_extractor import ModelExtractor
 from driftlab_dagster.core.ontology import Triple
@@ -38,7 +39,7 @@ from driftlab_dagster.core.replies import parse_relation
 from driftlab_dagster.core.stored_calls import load_call_cache, save_call_cache
 from driftlab_dagster.core.units import Unit
 from driftlab_dagster.core.values import names_match, normalise, states
-from driftlab_dagster.core.warehouse import connect, ensure_schema
+from driftlab_dagster.core.warehouse import ensure_schema
 from driftlab_dagster.core.world.corpus import CorpusWorld
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DATA_DIR

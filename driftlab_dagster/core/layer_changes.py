@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from . import versioned
 from .governed import GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import ExtractionEntry, Fact, Store, StoredPage
@@ -93,7 +94,8 @@ class LayerChanges:
         return KnowledgeLayer(store, governed)
 
 
-# The tables read as changes (the others are read whole).
+# The tables read as changes (the others are read whole): the versioned ones (warehouse.VERSIONED), whose
+# changes are the row versions one slice holds and the other does not.
 _CHANGED = ("pages", "facts", "extraction_log", "governed_facts")
 
 
@@ -119,15 +121,9 @@ def _changes(conn: duckdb.DuckDBPyConnection, table: str, where: Slice, before: 
 
 def _changes_between(conn: duckdb.DuckDBPyConnection, table: str, within: str, params: list,
                      this: tuple[str, list], earlier: tuple[str, list]) -> Changes:
-    """The rows of `table` (those `within` with `params` select) that only one of two slices holds, each slice
-    a condition and its parameters, in one pass over both (NULLs compare equal, as in any grouping); a slice
-    never holds a row twice."""
-    columns = READ_BACK[table][0]
-    (this_holds, this_params), (earlier_holds, earlier_params) = this, earlier
-    rows = conn.execute(f"""SELECT {columns}, ({this_holds}) AS this_one FROM {table}
-                            WHERE {within} AND (({this_holds}) OR ({earlier_holds}))
-                            QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""",
-                        [*this_params, *params, *this_params, *earlier_params]).fetchall()
+    """The rows of `table` (a versioned one: those `within` with `params` select) that only one of two slices
+    holds, each slice a condition on its slice columns and its parameters; a slice never holds a row twice."""
+    rows = versioned.changes_between(conn, table, READ_BACK[table][0], within, params, this, earlier)
     return Changes(new=[row[:-1] for row in rows if row[-1]], gone=[row[:-1] for row in rows if not row[-1]])
 
 
@@ -166,7 +162,7 @@ def stored_page_history(conn: duckdb.DuckDBPyConnection, world: str, world_versi
     step before; a page that did not change is the same object on both days."""
     in_scenario = "world = ? AND world_version = ? AND scenario = ?"
     stored = {step for (step,) in conn.execute(
-        f"SELECT DISTINCT step FROM pages WHERE {in_scenario} AND step BETWEEN ? AND ?",
+        f"SELECT DISTINCT step FROM {versioned.slices_table('pages')} WHERE {in_scenario} AND step BETWEEN ? AND ?",
         [world, world_version, scenario, from_step, upto_step]).fetchall()}
     missing = [s for s in range(from_step, upto_step + 1) if s not in stored]
     if missing:

@@ -9,8 +9,9 @@ partitions land together or not at all, and the rows are the same.
 A world's partitions differ in a few rows: a scenario's day from the day before, and one scenario's days from
 another's (the scenarios hold the same pages and graphs until their policies part). So a batch writes each
 slice after its first as its changes from the slice added before it (a step adds a world's partitions in
-order): the unchanged rows copied inside DuckDB and only the rows whose key changed sent from Python. The slice
-is the one a whole write gives, row for row, however different the two slices are.
+order): only the rows whose key changed are sent from Python, and the unchanged ones are the slice before's: in
+a versioned table (versioned.py) the ids of its row versions, in the others its rows copied inside DuckDB. The
+slice is the one a whole write gives, row for row, however different the two slices are.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from . import versioned
+from .duckdb_file import NO_EXTENSIONS
 from .warehouse import (
-    NO_EXTENSIONS,
     ROW_KEYS,
+    VERSIONED,
     Slice,
     ensure_schema,
     replace_slices,
@@ -70,6 +73,7 @@ class SliceBatch:
         self.slices: list[Slice] = []
         self.rows = 0
         self.last: _Written | None = None
+        self.garbage: set[str] = set()  # versioned tables where a slice written again left row versions behind
 
     def add(self, where: Slice, tables: Mapping[str, Rows], constants: Mapping[str, Any] | None = None) -> None:
         """One partition's rows: table -> (columns, rows as tuples of them). A table left out, or without
@@ -91,31 +95,50 @@ class SliceBatch:
     def _add_changes(self, where: Slice, tables: Mapping[str, Rows], constants: Mapping[str, Any],
                      before: _Written, today: _Written) -> None:
         """Write `where` now: each keyed table as the rows of `before` whose key holds the same row today,
-        copied inside DuckDB, and today's rows of every other key; any other table whole."""
+        held by id (a versioned table) or copied inside DuckDB, and today's rows of every other key; any other
+        table whole."""
         self.flush()  # the slice before must be in the file to be copied from
         shared = {**where.columns, **constants}
         for table in self.tables:
             columns, rows = tables.get(table, ((), []))
             old, new = before.by_key.get(table), today.by_key.get(table)
             if old is None or new is None:  # not keyed, or a key held two rows: written whole
-                replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, _listed(rows)) if rows
-                               else pd.DataFrame())
+                self._replace(table, [where.key], slice_frame(shared, columns, _listed(rows)) if rows
+                              else pd.DataFrame())
                 continue
             # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
             changed = ([k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
                        + [k for k in old if k not in new])
-            replace_slices(self.conn, table, [where.key], slice_frame(shared, columns, [new[k] for k in changed
-                                                                                         if k in new]))
-            _copy_unchanged(self.conn, table, before.where, shared, changed)
+            self._replace(table, [where.key], slice_frame(shared, columns, [new[k] for k in changed if k in new]))
+            if table in VERSIONED:  # the unchanged rows' versions are held by id, not copied
+                versioned.hold_unchanged(self.conn, table, ROW_KEYS[table], before.where.key, shared, changed)
+            else:
+                _copy_unchanged(self.conn, table, before.where, shared, changed)
 
     def flush(self) -> None:
         if not self.slices:
             return
         for table, frames in self.frames.items():  # an empty table still clears its slices (DELETE, no INSERT)
             rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-            replace_slices(self.conn, table, [s.key for s in self.slices], rows)
+            self._replace(table, [s.key for s in self.slices], rows)
         self.frames = {t: [] for t in self.tables}
         self.slices, self.rows = [], 0
+
+    def finish(self) -> None:
+        """Write what is buffered, then delete the row versions that the slices written again were the last to
+        hold (once, not per slice: a slice written as its changes holds many of its predecessor's)."""
+        self.flush()
+        for table in sorted(self.garbage):
+            versioned.collect_garbage(self.conn, table)
+        self.garbage.clear()
+
+    def _replace(self, table: str, wheres: list[dict[str, str]], rows: pd.DataFrame) -> None:
+        if table not in VERSIONED:
+            replace_slices(self.conn, table, wheres, rows)
+            return
+        if versioned.delete_slices(self.conn, table, wheres):
+            self.garbage.add(table)
+        versioned.insert(self.conn, table, rows, table_columns(table), VERSIONED[table])
 
 
 def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:
@@ -164,7 +187,7 @@ def worker_file(path: str, tables: Sequence[str]) -> Iterator[SliceBatch]:
         with transaction(conn):
             batch = SliceBatch(conn, tables)
             yield batch
-            batch.flush()
+            batch.finish()
     finally:
         conn.close()
 
@@ -174,6 +197,12 @@ def copy_slices(conn: duckdb.DuckDBPyConnection, path: str, tables: Sequence[str
     it holds). Call inside the step's transaction."""
     conn.execute(f"ATTACH '{_quoted(path)}' AS worker_rows (READ_ONLY)")
     for table in tables:
+        if table in VERSIONED:
+            replaced = versioned.delete_slices(conn, table, [s.key for s in slices])
+            versioned.copy_from(conn, table, "worker_rows")
+            if replaced:
+                versioned.collect_garbage(conn, table)
+            continue
         replace_slices(conn, table, [s.key for s in slices], pd.DataFrame())  # DELETE, as a batch would
         columns = ", ".join(f'"{c}"' for c in table_columns(table))
         conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM worker_rows.{table}")

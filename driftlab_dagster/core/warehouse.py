@@ -1,5 +1,6 @@
 """The DuckDB file that holds the study: one table per asset; each partition is a (world, scenario, day)
-slice, so any number of worlds live side by side in one file.
+slice, so any number of worlds live side by side in one file. The four large tables are views over row
+versions stored once and each slice's list of them (versioned.py): read them as tables.
 
 Every world-scoped row carries the world's id and the version (content hash) of the world file it was
 computed from. A partition's slice is keyed by (world, scenario, day) whatever the version, so
@@ -13,19 +14,16 @@ so no partition is ever half-written and every other partition's rows stay as th
 
 from __future__ import annotations
 
-import errno
-import re
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pandas as pd
 
-from .errors import UserError
+from . import versioned
+from .duckdb_file import WarehouseError
 from .governed import EntityName, GovernedFact, GovernedStore
 from .layer import KnowledgeLayer
 from .store import Store
@@ -100,6 +98,22 @@ TABLES: dict[str, str] = {
 # Tables sliced by (world, scenario, day): what a world's partitions own.
 PARTITION_TABLES = [t for t, cols in TABLES.items() if cols.startswith(_PARTITION)]
 
+# The large tables, stored once per row version (versioned.py): table -> the columns its slices share. Each is a
+# view over two tables, read as the table it stands for.
+VERSIONED: dict[str, tuple[str, ...]] = {"pages": ("step",), "facts": (), "extraction_log": (), "governed_facts": ()}
+
+
+def _definitions(columns: str) -> list[tuple[str, str]]:
+    """A table's (column, definition) pairs, in order, from its column definitions."""
+    pairs = [" ".join(c.split()) for c in columns.replace("\n", " ").split(",")]
+    return [(pair.split()[0], pair) for pair in pairs]
+
+
+# The tables the file holds: every table but the versioned ones, and the two behind each versioned one.
+STORAGE: dict[str, str] = {t: cols for t, cols in TABLES.items() if t not in VERSIONED}
+for _table, _shared in VERSIONED.items():
+    STORAGE.update(versioned.storage_tables(_table, _definitions(TABLES[_table]), _shared))
+
 # The LEFT JOIN that makes patching possible: per partition, pages newer than what the graph last read.
 VIEWS = {
     "pages_ahead_of_graph": """
@@ -109,80 +123,6 @@ VIEWS = {
         WHERE x.version IS NULL OR x.version < p.version""",
 }
 
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
-
-
-class WarehouseError(UserError, RuntimeError):
-    """The DuckDB file cannot be used. The message is one line that says what to do."""
-
-
-def check_database_path(database: str) -> None:
-    if database == ":memory:":
-        return
-    parent = Path(database).expanduser().resolve().parent
-    if not parent.is_dir():
-        raise WarehouseError(
-            f"DuckDB directory {parent} does not exist: create it (mkdir -p {parent}) or point --database / "
-            "the warehouse resource's `database` at a file in an existing directory"
-        )
-
-
-# DuckDB fetches and loads extensions on its own when a file or a query needs one (a SQLite file needs
-# `sqlite`): the study needs none, so nothing is downloaded or loaded behind the user's back.
-NO_EXTENSIONS: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-
-# A DuckDB file's main header: an 8-byte checksum, then the magic bytes.
-_DUCKDB_MAGIC, _DUCKDB_MAGIC_AT = b"DUCK", 8
-_OTHER_FILES = [(b"SQLite format 3\x00", "a SQLite database"), (b"PAR1", "a Parquet file"),
-                (b"PK\x03\x04", "a zip archive"), (b"\x1f\x8b", "a gzip file"), (b"%PDF", "a PDF file")]
-
-
-def check_database_file(database: str) -> None:
-    """Refuse, in one line that says what the file is, an existing file that is not a DuckDB database:
-    DuckDB would try to read a SQLite file through an extension (downloading it), or call any other file
-    "not a valid DuckDB database" without saying what it is."""
-    path = Path(database).expanduser()
-    if database == ":memory:" or not path.is_file():
-        return
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError:
-        return  # unreadable: DuckDB's own error says so (connect turns it into one line)
-    if head[_DUCKDB_MAGIC_AT:_DUCKDB_MAGIC_AT + len(_DUCKDB_MAGIC)] == _DUCKDB_MAGIC:
-        return
-    text = head.decode("utf-8", errors="replace")  # a character cut at byte 64 is one U+FFFD at the end
-    is_text = "\ufffd" not in text[:-1] and all(c.isprintable() or c.isspace() for c in text)
-    what = next((name for magic, name in _OTHER_FILES if head.startswith(magic)), None) or (
-        "an empty file" if not head else "a text file" if is_text else "another kind of file")
-    raise WarehouseError(f"{database} is {what}, not a DuckDB database: point --database at a DuckDB file, or at a "
-                         "path that does not exist yet (DriftLab creates it)")
-
-
-def connect(database: str, lock_timeout_seconds: float = 10.0, config: Mapping[str, Any] | None = None,
-            read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the file, waiting up to `lock_timeout_seconds` for another process to let go of it."""
-    check_database_path(database)
-    check_database_file(database)
-    deadline = time.monotonic() + lock_timeout_seconds
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(database, read_only=read_only, config={**NO_EXTENSIONS, **(config or {})})
-        except duckdb.IOException as e:
-            holder = _LOCK_HOLDER.search(str(e))
-            if holder is None:
-                raise WarehouseError(f"cannot open DuckDB file {database}: {str(e).splitlines()[0]}") from None
-            if time.monotonic() >= deadline:
-                raise WarehouseError(
-                    f"DuckDB file {database} is locked by another process (PID {holder.group(2)}, "
-                    f"{Path(holder.group(1)).name}) and stayed locked for {lock_timeout_seconds:g}s: close it "
-                    "(a DuckDB shell, a notebook, another run) and retry; nothing was written"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
-
-
 def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     """Create what is missing and refuse tables another version of DriftLab wrote. Every asset step opens the
     file, so this reads the catalogue once and writes only what is missing (and the views, whose text may
@@ -190,19 +130,28 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     existing: dict[str, list[str]] = {}
     for table, column in conn.execute("""SELECT table_name, column_name FROM duckdb_columns()
                                          WHERE schema_name = 'main' AND table_name IN (SELECT unnest(?))
-                                         ORDER BY table_name, column_index""", [list(TABLES)]).fetchall():
+                                           AND table_oid IN (SELECT table_oid FROM duckdb_tables())
+                                         ORDER BY table_name, column_index""", [[*STORAGE, *VERSIONED]]).fetchall():
         existing.setdefault(table, []).append(column)
-    for table, columns in TABLES.items():
+    for table, columns in STORAGE.items():
         if table not in existing:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
-        elif existing[table] != table_columns(table):
-            raise WarehouseError(
-                f"table {table} in {_one_row(conn.execute('PRAGMA database_list'))[2]} was written by another "
-                f"version of DriftLab (columns {existing[table]}); it holds derived data only: move the file "
-                "aside or delete it and run again"
-            )
+        elif existing[table] != [name for name, _ in _definitions(columns)]:
+            _written_by_another_version(conn, table, existing[table])
+    for table, shared in VERSIONED.items():
+        if table in existing:  # a table where this version keeps a view
+            _written_by_another_version(conn, table, existing[table])
+        conn.execute(f"CREATE OR REPLACE VIEW {table} AS {versioned.view_sql(table, table_columns(table), shared)}")
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _written_by_another_version(conn: duckdb.DuckDBPyConnection, table: str, columns: list[str]) -> None:
+    raise WarehouseError(
+        f"table {table} in {_one_row(conn.execute('PRAGMA database_list'))[2]} was written by another "
+        f"version of DriftLab (columns {columns}); it holds derived data only: move the file "
+        "aside or delete it and run again"
+    )
 
 
 def _one_row(result: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
@@ -211,7 +160,7 @@ def _one_row(result: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
 
 
 def table_columns(table: str) -> list[str]:
-    return [c.strip().split()[0] for c in TABLES[table].replace("\n", " ").split(",")]
+    return [name for name, _ in _definitions(TABLES[table])]
 
 
 @contextmanager
@@ -228,36 +177,6 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
     conn.execute("COMMIT")
 
 
-def is_disk_full(error: BaseException) -> bool:
-    """Whether `error`, or an error it was raised while handling, is the disk running out of space (DuckDB
-    reports it as an IO or Transaction error whose text carries the OS's "No space left on device")."""
-    seen: BaseException | None = error
-    for _ in range(8):  # a chain of a few errors at most; never loop on a cycle
-        if seen is None:
-            return False
-        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
-            return True
-        text = str(seen)
-        if "No space left on device" in text or "Errno 28" in text or "errno 28" in text:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-@contextmanager
-def disk_full_in_one_line(database: str) -> Iterator[None]:
-    """Around everything that writes the file: a full disk becomes one line naming the file. DuckDB
-    rolls the failed transaction back, so partitions already written are kept and a rerun continues."""
-    try:
-        yield
-    except duckdb.Error as e:
-        if not is_disk_full(e):
-            raise
-        raise WarehouseError(f"DuckDB file {database}: the disk is full (No space left on device): free space on "
-                             "that disk, or point --database at a file on another one, and run again; partitions "
-                             "already written are kept") from None
-
-
 def replace_slice(conn: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, Any], rows: pd.DataFrame) -> int:
     """Delete `table`'s rows matching `where` and insert `rows` by column name. Call inside `transaction`."""
     return replace_slices(conn, table, [where], rows)
@@ -266,13 +185,21 @@ def replace_slice(conn: duckdb.DuckDBPyConnection, table: str, where: Mapping[st
 def replace_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence[Mapping[str, Any]],
                    rows: pd.DataFrame) -> int:
     """Replace several partitions' slices of `table` at once (a run over many partitions): one DELETE per
-    slice, then one INSERT ... BY NAME of all their rows. Call inside `transaction`."""
+    slice, then one INSERT ... BY NAME of all their rows. Call inside `transaction`. A versioned table's row
+    versions that no slice holds any more are deleted too (a batch of many slices does that once, at its end:
+    `SliceBatch`)."""
     if table not in TABLES:
         raise KeyError(f"unknown table {table!r}")
     columns = table_columns(table)
     missing = set(columns) - set(rows.columns)
     if missing and len(rows):
         raise ValueError(f"rows for {table} lack columns {sorted(missing)}")
+    if table in VERSIONED:
+        replaced = versioned.delete_slices(conn, table, wheres)
+        versioned.insert(conn, table, rows, columns, VERSIONED[table])
+        if replaced:
+            versioned.collect_garbage(conn, table)
+        return len(rows)
     for names in {tuple(w) for w in wheres}:
         clause = " AND ".join(f"{column} = ?" for column in names) or "TRUE"
         params = [list(w.values()) for w in wheres if tuple(w) == names]
@@ -464,7 +391,15 @@ def prune_world(conn: duckdb.DuckDBPyConnection, world: str, partitions: Sequenc
     conn.register("_keep_days", pd.DataFrame({"day": list(event_days) or ["1970-01-01"]}))
     deleted = 0
     try:
-        for table in PARTITION_TABLES:
+        for table in VERSIONED:
+            held = [{"world": world, "scenario": scenario, "day": day} for scenario, day in conn.execute(
+                f"""SELECT DISTINCT scenario, day FROM {versioned.slices_table(table)} t
+                    WHERE world = ? AND NOT EXISTS (
+                        SELECT 1 FROM _keep k WHERE k.scenario = t.scenario AND k.day::DATE = t.day)""",
+                [world]).fetchall()]
+            deleted += versioned.delete_slices(conn, table, held)
+            versioned.collect_garbage(conn, table)
+        for table in (t for t in PARTITION_TABLES if t not in VERSIONED):
             deleted += _one_row(conn.execute(
                 f"""DELETE FROM {table} t WHERE world = ? AND NOT EXISTS (
                         SELECT 1 FROM _keep k WHERE k.scenario = t.scenario AND k.day::DATE = t.day)""",

@@ -23,11 +23,12 @@ from pydantic import Field
 from driftlab_dagster.config import DriftlabConfig
 from driftlab_dagster.core.call_cache import Spend
 from driftlab_dagster.core.clients import ModelClient, OllamaClient, OpenAICompatibleClient, pooled
+from driftlab_dagster.core.duckdb_file import check_database_path, connect, disk_full_in_one_line
 from driftlab_dagster.core.progress import Progress
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.session import Session, open_session
 from driftlab_dagster.core.stored_calls import load_call_cache, load_call_failures, save_call_cache, save_call_failures
-from driftlab_dagster.core.warehouse import check_database_path, connect, disk_full_in_one_line, ensure_schema
+from driftlab_dagster.core.warehouse import ensure_schema
 from driftlab_dagster.defs.context import StudyContext
 
 

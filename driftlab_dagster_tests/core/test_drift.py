@@ -7,7 +7,8 @@ from datetime import datetime
 from pathlib import Path
 
 from driftlab_dagster.core import drift
-from driftlab_dagster.core.warehouse import Slice, connect, ensure_schema, replace_slices, slice_frame, transaction
+from driftlab_dagster.core.duckdb_file import connect
+from driftlab_dagster.core.warehouse import Slice, ensure_schema, replace_slices, slice_frame, transaction
 
 WHERE = Slice("w1", "v1", "StaleGraph", "2026-09-02")
 AT = datetime(2026, 9, 1, 9)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
@@ -18,7 +19,7 @@ from driftlab_dagster.core.readers import DeterministicReader
 from driftlab_dagster.core.slice_batch import SliceBatch
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import page_history, replay_steps
-from driftlab_dagster.core.warehouse import MissingUpstream, Slice, connect, ensure_schema, stored_layer, transaction
+from driftlab_dagster.core.warehouse import MissingUpstream, Slice, ensure_schema, stored_layer, transaction
 from driftlab_dagster.core.world.loader import load_world
 from driftlab_dagster.project import DEFAULT_WORLD
 from driftlab_dagster_tests.core.test_corpus_world import make_wiki
@@ -175,6 +176,6 @@ def test_a_page_history_read_as_changes_is_the_history_the_core_renders(which: s
             kept = [p for p in history[last][0] if p in history[last - 1][0]]
             assert kept and all(any(p is q for q in history[last - 1][0]) for p in kept)
     assert renamed or which == "tessaly"
-    conn.execute("DELETE FROM pages WHERE scenario = ? AND step = 1", [world.scenario_names[0]])
+    conn.execute("DELETE FROM pages_slices WHERE scenario = ? AND step = 1", [world.scenario_names[0]])
     with pytest.raises(MissingUpstream, match=r"for steps \[1\] are missing"):
         stored_page_history(conn, world.id, world.version, world.scenario_names[0], last)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
-from driftlab_dagster.core.warehouse import Slice, connect, ensure_schema, transaction
+from driftlab_dagster.core.warehouse import Slice, ensure_schema, transaction
 
 COLUMNS = ("entity_id", "name")
 FRESH, STALE = Slice("w1", "v1", "Fresh", "2026-09-01"), Slice("w1", "v1", "StaleGraph", "2026-09-01")
@@ -158,7 +159,7 @@ def test_unchanged_rows_are_copied_from_the_day_before_as_stored(tmp_path: Path,
         batch = SliceBatch(conn, ["facts"])
         batch.add(DAYS[0], {"facts": CHAIN[0]["facts"]})
         batch.flush()
-        conn.execute("UPDATE facts SET extractor = 'edited' WHERE fact_id = 1")
+        conn.execute("UPDATE facts_rows SET extractor = 'edited' WHERE fact_id = 1")  # the row version behind the view
         batch.add(DAYS[1], {"facts": CHAIN[1]["facts"]})
     assert conn.execute("SELECT fact_id, extractor FROM facts WHERE day = '2026-09-02' ORDER BY 1").fetchall() == [
         (1, "edited"), (3, "rules"), (4, "rules")]

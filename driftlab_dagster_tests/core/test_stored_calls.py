@@ -9,6 +9,7 @@ import pytest
 
 from driftlab_dagster.core.call_cache import CachedClient, CacheEntry, call_key
 from driftlab_dagster.core.clients import ModelServerDown, ReplyInvalid
+from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.replay import ReplayClient
 from driftlab_dagster.core.stored_calls import (
     CallsFileError,
@@ -20,7 +21,7 @@ from driftlab_dagster.core.stored_calls import (
     save_call_cache,
     save_call_failures,
 )
-from driftlab_dagster.core.warehouse import connect, ensure_schema
+from driftlab_dagster.core.warehouse import ensure_schema
 
 
 def must_be_json(content: str) -> None:

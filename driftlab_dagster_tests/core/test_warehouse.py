@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from driftlab_dagster.core.designs import ALL_DESIGNS
+from driftlab_dagster.core.duckdb_file import connect, disk_full_in_one_line
 from driftlab_dagster.core.evaluation import evaluate
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
@@ -24,12 +25,13 @@ from driftlab_dagster.core.readers import DeterministicReader
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
+    STORAGE,
     TABLES,
+    VERSIONED,
+    VIEWS,
     MissingUpstream,
     Slice,
     WarehouseError,
-    connect,
-    disk_full_in_one_line,
     ensure_schema,
     prune_world,
     replace_slice,
@@ -283,7 +285,9 @@ def test_opening_the_file_again_creates_only_what_is_missing_and_keeps_every_row
     assert conn.execute("SELECT count(*) FROM pages_ahead_of_graph").fetchone() == (0,)
     tables = {t for (t,) in conn.execute("SELECT table_name FROM duckdb_tables() "
                                          "WHERE schema_name = 'main'").fetchall()}
-    assert tables == set(TABLES)
+    assert tables == set(STORAGE)
+    views = {v for (v,) in conn.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert views == set(VERSIONED) | set(VIEWS)
 
 
 def test_partitions_read_back_as_the_stores_that_were_written_and_answer_alike(tmp_path: Path):

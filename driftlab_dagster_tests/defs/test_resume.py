@@ -57,7 +57,7 @@ def test_one_day_alone_resumes_from_the_day_before_and_matches_the_whole_run(tmp
     assert "initial extraction" in _replayed_from(instance, f"{last}|Fresh")
     # The day before missing from the warehouse: replayed from day 0 too.
     with duckdb.connect(str(config.database)) as conn:
-        conn.execute("DELETE FROM extraction_log WHERE day = ? AND scenario = 'StalePages'", [before])
+        conn.execute("DELETE FROM extraction_log_slices WHERE day = ? AND scenario = 'StalePages'", [before])
     execute_job(job, instance, partition_key=f"{last}|StalePages", asset_selection=GRAPH)
     assert "initial extraction" in _replayed_from(instance, f"{last}|StalePages")
     assert _rows(config.database, last) == whole

@@ -126,7 +126,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                             progress.advance()
                         if file is not None:
                             copy_slices(conn, file, GRAPH_TABLES, copied)
-                batch.flush()
+                batch.finish()
                 record_timings(conn, world, "graph_maintenance", context.run_id, timings)
             # The checks read what was just written, as anyone querying the file would see it.
             findings = {key: _findings(conn, m["where"], world.name_key) for key, m in metadata.items()}

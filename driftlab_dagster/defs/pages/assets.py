@@ -4,12 +4,13 @@ from contextlib import nullcontext
 
 import dagster as dg
 
+from driftlab_dagster.core.duckdb_file import disk_full_in_one_line
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.reports import markdown_table
 from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
-from driftlab_dagster.core.warehouse import Slice, disk_full_in_one_line, transaction
+from driftlab_dagster.core.warehouse import Slice, transaction
 from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
@@ -52,7 +53,7 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
                         metadata[key] = values
                     if file is not None:
                         copy_slices(conn, file, ["pages"], [where for _, where, *_ in days])
-                batch.flush()
+                batch.finish()
         for key, values in metadata.items():
             context.add_asset_metadata(values, partition_key=key)
         return dg.MaterializeResult(data_version=ctx.pages_version)

@@ -1,0 +1,161 @@
+"""The large tables stored once per version of a row: a partition is the set of row versions valid on its day.
+
+A world's partitions differ in a few rows (a scenario's day from the day before, one scenario from another
+until their policies part), so a row version that many partitions hold is stored once. A versioned table `t`
+is two tables and a view:
+
+- `t_rows`: one row per stored row version (a page as it read, a fact as extracted), numbered by `row_id`;
+- `t_slices`: one row per (world, scenario, day) partition, or a few, each with the ids of the row versions
+  it holds and the values the whole slice shares (a page's `step`);
+- the view `t`: the table as it reads partition by partition, column for column the table it stands for, so
+  every query, check and test that reads `t` reads what it always did.
+
+Writing a day as its changes then costs a list of ids for its unchanged rows, not a copy of them. A row
+version no slice holds any more (its partition was written again) is deleted by `collect_garbage`. Row ids are
+unique in the file and the file's own: they differ between two files holding the same rows, and nothing
+outside this module sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+# The columns that scope a slice, in the order every partitioned table starts with.
+SLICE_COLUMNS = ("world", "world_version", "scenario", "day")
+
+
+def rows_table(table: str) -> str:
+    return f"{table}_rows"
+
+
+def slices_table(table: str) -> str:
+    return f"{table}_slices"
+
+
+def storage_tables(table: str, definitions: Sequence[tuple[str, str]], constants: Sequence[str]) -> dict[str, str]:
+    """The two tables behind the versioned `table`, name -> column definitions, given the logical table's
+    (name, definition) pairs and the columns a slice shares."""
+    by_name = dict(definitions)
+    content = [(n, d) for n, d in definitions if n not in SLICE_COLUMNS and n not in constants]
+    return {
+        rows_table(table): ", ".join([by_name["world"], by_name["world_version"], "row_id BIGINT NOT NULL",
+                                      *(d for _, d in content)]),
+        slices_table(table): ", ".join([*(by_name[c] for c in SLICE_COLUMNS), *(by_name[c] for c in constants),
+                                        "row_ids BIGINT[] NOT NULL"]),
+    }
+
+
+def view_sql(table: str, columns: Sequence[str], constants: Sequence[str]) -> str:
+    """The view that reads the versioned `table` as the table it stands for, `columns` in order."""
+    on_slice = set(SLICE_COLUMNS) | set(constants)
+    select = ", ".join(f"s.{c}" if c in on_slice else f"r.{c}" for c in columns)
+    held = ", ".join(["world", "world_version", "scenario", "day", *constants])
+    return f"""SELECT {select}
+               FROM (SELECT {held}, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
+               JOIN {rows_table(table)} r ON r.world = s.world AND r.row_id = s.row_id"""
+
+
+def delete_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence[Mapping[str, Any]]) -> int:
+    """Delete the slices `wheres` name (each a column -> value mapping); their row versions stay until
+    `collect_garbage`. Returns how many rows the slices held."""
+    held = 0
+    for where in wheres:
+        clause = " AND ".join(f"{column} = ?" for column in where) or "TRUE"
+        held += sum(n for (n,) in conn.execute(
+            f"DELETE FROM {slices_table(table)} WHERE {clause} RETURNING len(row_ids)", list(where.values())
+        ).fetchall())
+    return held
+
+
+def _next_row_id(conn: duckdb.DuckDBPyConnection, table: str) -> int:
+    return conn.execute(f"SELECT coalesce(max(row_id), 0) + 1 FROM {rows_table(table)}").fetchall()[0][0]
+
+
+def insert(conn: duckdb.DuckDBPyConnection, table: str, rows: pd.DataFrame, columns: Sequence[str],
+           constants: Sequence[str]) -> None:
+    """Store `rows` (a frame of the logical table's `columns`, any number of slices) as new row versions and
+    add each slice's ids to it (a slice may then hold ids from several of its rows in `t_slices`)."""
+    if not len(rows):
+        return
+    first = _next_row_id(conn, table)
+    numbered = rows[list(columns)].assign(row_id=np.arange(first, first + len(rows), dtype=np.int64))
+    conn.register("_versions", numbered)
+    on_slice = [*SLICE_COLUMNS, *constants]
+    content = ", ".join(f'"{c}"' for c in ["world", "world_version", "row_id",
+                                            *(c for c in columns if c not in on_slice)])
+    conn.execute(f"INSERT INTO {rows_table(table)} ({content}) SELECT {content} FROM _versions")
+    held = ", ".join(on_slice)
+    conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
+                     SELECT {held}, list(row_id ORDER BY row_id) FROM _versions GROUP BY ALL""")
+    conn.unregister("_versions")
+
+
+def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], before: Mapping[str, Any],
+                   shared: Mapping[str, Any], changed: Sequence[Any]) -> None:
+    """Give the slice `shared` names (its columns and constants) the row versions of the slice `before` names
+    whose key is not in `changed`: the ids, not the rows."""
+    anti = ""
+    if changed:
+        keys = [k if len(key) > 1 else (k,) for k in changed]
+        conn.register("_changed_keys", pd.DataFrame(keys, columns=list(key), dtype=object))
+        anti = f"ANTI JOIN _changed_keys USING ({', '.join(key)})"
+    slice_where = " AND ".join(f"{column} = ?" for column in before)
+    held = ", ".join(shared)
+    values = ", ".join("?" for _ in shared)
+    conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
+                     SELECT {values}, list(row_id ORDER BY row_id) FROM (
+                         SELECT r.* FROM (SELECT world AS w, unnest(row_ids) AS id FROM {slices_table(table)}
+                                          WHERE {slice_where}) b
+                         JOIN {rows_table(table)} r ON r.world = b.w AND r.row_id = b.id) kept {anti}
+                     HAVING count(*) > 0""", [*shared.values(), *before.values()])
+    if changed:
+        conn.unregister("_changed_keys")
+
+
+def copy_from(conn: duckdb.DuckDBPyConnection, table: str, schema: str) -> None:
+    """Add every slice and row version the attached database `schema` holds of `table`, its row ids moved past
+    this file's own."""
+    shift = _next_row_id(conn, table) - 1
+    conn.execute(f"""INSERT INTO {rows_table(table)} BY NAME
+                     SELECT * REPLACE (row_id + {shift} AS row_id) FROM {schema}.{rows_table(table)}""")
+    conn.execute(f"""INSERT INTO {slices_table(table)} BY NAME
+                     SELECT * REPLACE (list_transform(row_ids, lambda id: id + {shift}) AS row_ids)
+                     FROM {schema}.{slices_table(table)}""")
+
+
+def collect_garbage(conn: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Delete the row versions no slice holds any more."""
+    conn.execute(f"""DELETE FROM {rows_table(table)} r WHERE NOT EXISTS (
+                         SELECT 1 FROM (SELECT world, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
+                         WHERE s.world = r.world AND s.row_id = r.row_id)""")
+
+
+def changes_between(conn: duckdb.DuckDBPyConnection, table: str, columns: str, within: str, params: list,
+                    this: tuple[str, list], earlier: tuple[str, list]) -> list[tuple]:
+    """`columns` of the rows that only one of two slices holds (each slice a condition on the slice columns
+    and its parameters, both `within`), then whether `this` holds it. Found from the ids: only
+    the row versions one slice holds and the other does not are read, and of those the rows the two hold alike
+    in `columns` (a page whose `changed` flag alone moved) are left out, as a comparison of the rows would."""
+    def ids(holds: tuple[str, list]) -> np.ndarray:
+        found = conn.execute(f"SELECT unnest(row_ids) AS id FROM {slices_table(table)} WHERE {within} AND ({holds[0]})",
+                             [*params, *holds[1]]).fetchnumpy()["id"]
+        return np.asarray(found, dtype=np.int64)  # a slice holds a row version once (its ids are unique)
+
+    this_ids, earlier_ids = ids(this), ids(earlier)
+    new = np.setdiff1d(this_ids, earlier_ids, assume_unique=True)
+    gone = np.setdiff1d(earlier_ids, this_ids, assume_unique=True)
+    if not len(new) and not len(gone):
+        return []
+    conn.register("_one_side", pd.DataFrame({"row_id": np.concatenate([new, gone]),
+                                             "this_one": np.arange(len(new) + len(gone)) < len(new)}))
+    # A row both slices hold alike under two row versions is no change: left out inside DuckDB (NULLs compare
+    # equal, as in any grouping), so that a day whose pages all lost their `changed` flag sends none of them.
+    rows = conn.execute(f"""SELECT {columns}, s.this_one FROM {rows_table(table)} r JOIN _one_side s USING (row_id)
+                            QUALIFY count(*) OVER (PARTITION BY {columns}) = 1""").fetchall()
+    conn.unregister("_one_side")
+    return rows

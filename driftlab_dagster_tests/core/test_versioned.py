@@ -1,0 +1,113 @@
+"""The large tables stored once per row version: a day written as its changes stores only its changed rows,
+a partition written again leaves none of its old row versions behind, rows from worker files keep their own
+slices, and a file whose `pages` is a table of its own (an earlier DriftLab) is refused in one line."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from driftlab_dagster.core.duckdb_file import connect
+from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
+from driftlab_dagster.core.warehouse import Slice, WarehouseError, ensure_schema, prune_world, transaction
+
+FACT_COLUMNS = ("fact_id", "entity_id", "entity", "predicate", "object", "source_doc", "source_version",
+                "extracted_at", "valid_from", "extractor", "audience")
+DAYS = [Slice("w1", "v1", "Fresh", day) for day in ("2026-09-01", "2026-09-02", "2026-09-03", "2026-09-04")]
+AT = datetime(2026, 9, 1)
+
+
+def _fact(fact_id: int, price: str) -> tuple:
+    return (fact_id, fact_id, f"Product {fact_id}", "price", price, f"p{fact_id}", 1, AT, AT, "rules", "all")
+
+
+def _day(prices: dict[int, str]) -> dict:
+    return {"facts": (FACT_COLUMNS, [_fact(i, p) for i, p in sorted(prices.items())])}
+
+
+BASE = {i: f"{i} EUR" for i in range(1, 101)}
+
+
+def _versions(conn) -> int:
+    return conn.execute("SELECT count(*) FROM facts_rows").fetchall()[0][0]
+
+
+def _view(conn) -> list[tuple]:
+    return conn.execute("SELECT day, fact_id, object FROM facts ORDER BY ALL").fetchall()
+
+
+@pytest.fixture
+def conn(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)  # every day after the first as its changes
+    conn = connect(str(tmp_path / "study.duckdb"))
+    ensure_schema(conn)
+    yield conn
+    conn.close()
+
+
+def _write(conn, days: list[tuple[Slice, dict]]) -> None:
+    with transaction(conn):
+        batch = SliceBatch(conn, ["facts"])
+        for where, tables in days:
+            batch.add(where, tables)
+        batch.finish()
+
+
+def test_a_day_written_as_its_changes_stores_only_the_rows_that_changed(conn):
+    """Four days of 100 facts, one price changed on day 2 and one fact added on day 4: 102 row versions,
+    where a copy per day would hold 401 rows; the view reads every day whole."""
+    changed = {**BASE, 7: "8 EUR"}
+    _write(conn, [(DAYS[0], _day(BASE)), (DAYS[1], _day(changed)), (DAYS[2], _day(changed)),
+                  (DAYS[3], _day({**changed, 101: "1 EUR"}))])
+    assert _versions(conn) == 102
+    rows = _view(conn)
+    assert len(rows) == 100 + 100 + 100 + 101
+    assert [(str(d), o) for d, i, o in rows if i == 7] == [
+        ("2026-09-01", "7 EUR"), ("2026-09-02", "8 EUR"), ("2026-09-03", "8 EUR"), ("2026-09-04", "8 EUR")]
+
+
+def test_a_partition_written_again_leaves_no_row_version_behind(conn):
+    _write(conn, [(DAYS[0], _day(BASE)), (DAYS[1], _day(BASE))])
+    assert _versions(conn) == 100
+    _write(conn, [(DAYS[1], _day({i: "free" for i in BASE}))])  # written again, whole: its own 100 versions
+    assert _versions(conn) == 200
+    _write(conn, [(DAYS[0], _day({1: "only"}))])  # day 1's versions now held by day 2 alone, or by nobody
+    assert _versions(conn) == 101
+    assert _view(conn)[0][1:] == (1, "only")
+    assert {o for d, _, o in _view(conn) if str(d) == "2026-09-02"} == {"free"}
+
+
+def test_pruning_a_world_deletes_the_row_versions_only_its_pruned_partitions_held(conn):
+    _write(conn, [(DAYS[0], _day(BASE)), (DAYS[1], _day({**BASE, 3: "gone tomorrow"}))])
+    with transaction(conn):
+        deleted = prune_world(conn, "w1", [("Fresh", "2026-09-01")], ["2026-09-01"])
+    assert deleted == 100
+    assert _versions(conn) == 100
+    assert {str(d) for d, _, _ in _view(conn)} == {"2026-09-01"}
+
+
+def test_row_versions_copied_from_worker_files_keep_to_their_own_slices(conn, tmp_path: Path):
+    """Two worker files each number their row versions from 1: copied in, each slice still reads its own."""
+    files = []
+    for n, (where, prices) in enumerate([(DAYS[0], BASE), (DAYS[1], {i: "other" for i in BASE})]):
+        files.append(str(tmp_path / f"{n}.duckdb"))
+        with worker_file(files[-1], ["facts"]) as own:
+            own.add(where, _day(prices))
+    with transaction(conn):
+        for file, where in zip(files, DAYS):
+            copy_slices(conn, file, ["facts"], [where])
+    assert {(str(d), o) for d, i, o in _view(conn) if i == 5} == {("2026-09-01", "5 EUR"), ("2026-09-02", "other")}
+    assert _versions(conn) == 200
+
+
+def test_a_file_whose_pages_are_a_table_of_their_own_is_refused_in_one_line(tmp_path: Path):
+    path = str(tmp_path / "old.duckdb")
+    conn = connect(path)
+    conn.execute("CREATE TABLE pages (world VARCHAR, page_id VARCHAR)")
+    with pytest.raises(WarehouseError, match=r"table pages in .* was written by another version of DriftLab"):
+        ensure_schema(conn)
+    assert conn.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'pages'").fetchall() == [
+        ("BASE TABLE",)]
+    conn.close()
