@@ -161,18 +161,11 @@ def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:
 def _copy_unchanged(conn: duckdb.DuckDBPyConnection, table: str, before: Slice, shared: Mapping[str, Any],
                     changed: list[Any]) -> None:
     """Copy `before`'s rows of `table` whose key is not in `changed` into the slice `shared` names."""
-    key = ROW_KEYS[table]
-    anti = ""
-    if changed:
-        keys = [k if len(key) > 1 else (k,) for k in changed]
-        conn.register("_changed_keys", pd.DataFrame(keys, columns=list(key), dtype=object))
-        anti = f"ANTI JOIN _changed_keys USING ({', '.join(key)})"
     replaced = ", ".join(f"? AS {column}" for column in shared)
     where = " AND ".join(f"{column} = ?" for column in before.key)
-    conn.execute(f"INSERT INTO {table} SELECT * REPLACE ({replaced}) FROM {table} {anti} WHERE {where}",
-                 [*shared.values(), *before.key.values()])
-    if changed:
-        conn.unregister("_changed_keys")
+    with versioned.leaving_out(conn, ROW_KEYS[table], changed) as anti:
+        conn.execute(f"INSERT INTO {table} SELECT * REPLACE ({replaced}) FROM {table} {anti} WHERE {where}",
+                     [*shared.values(), *before.key.values()])
 
 
 @contextmanager

@@ -18,7 +18,8 @@ outside this module sees them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import duckdb
@@ -95,26 +96,34 @@ def insert(conn: duckdb.DuckDBPyConnection, table: str, rows: pd.DataFrame, colu
     conn.unregister("_versions")
 
 
+@contextmanager
+def leaving_out(conn: duckdb.DuckDBPyConnection, key: Sequence[str], changed: Sequence[Any]) -> Iterator[str]:
+    """An `ANTI JOIN` clause that leaves out the rows whose `key` (its columns) is one of `changed`; empty when
+    none is. Not in a `finally`: after a failed statement the transaction is aborted and unregistering would
+    raise over the real error, and the next register() of the name replaces it."""
+    if not changed:
+        yield ""
+        return
+    keys = [k if len(key) > 1 else (k,) for k in changed]
+    conn.register("_changed_keys", pd.DataFrame(keys, columns=list(key), dtype=object))
+    yield f"ANTI JOIN _changed_keys USING ({', '.join(key)})"
+    conn.unregister("_changed_keys")
+
+
 def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], before: Mapping[str, Any],
                    shared: Mapping[str, Any], changed: Sequence[Any]) -> None:
     """Give the slice `shared` names (its columns and constants) the row versions of the slice `before` names
     whose key is not in `changed`: the ids, not the rows."""
-    anti = ""
-    if changed:
-        keys = [k if len(key) > 1 else (k,) for k in changed]
-        conn.register("_changed_keys", pd.DataFrame(keys, columns=list(key), dtype=object))
-        anti = f"ANTI JOIN _changed_keys USING ({', '.join(key)})"
     slice_where = " AND ".join(f"{column} = ?" for column in before)
     held = ", ".join(shared)
     values = ", ".join("?" for _ in shared)
-    conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
-                     SELECT {values}, list(row_id ORDER BY row_id) FROM (
-                         SELECT r.* FROM (SELECT world AS w, unnest(row_ids) AS id FROM {slices_table(table)}
-                                          WHERE {slice_where}) b
-                         JOIN {rows_table(table)} r ON r.world = b.w AND r.row_id = b.id) kept {anti}
-                     HAVING count(*) > 0""", [*shared.values(), *before.values()])
-    if changed:
-        conn.unregister("_changed_keys")
+    with leaving_out(conn, key, changed) as anti:
+        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
+                         SELECT {values}, list(row_id ORDER BY row_id) FROM (
+                             SELECT r.* FROM (SELECT world AS w, unnest(row_ids) AS id FROM {slices_table(table)}
+                                              WHERE {slice_where}) b
+                             JOIN {rows_table(table)} r ON r.world = b.w AND r.row_id = b.id) kept {anti}
+                         HAVING count(*) > 0""", [*shared.values(), *before.values()])
 
 
 def copy_from(conn: duckdb.DuckDBPyConnection, table: str, schema: str) -> None:
