@@ -84,16 +84,35 @@ def insert(conn: duckdb.DuckDBPyConnection, table: str, rows: pd.DataFrame, colu
     if not len(rows):
         return
     first = _next_row_id(conn, table)
-    numbered = rows[list(columns)].assign(row_id=np.arange(first, first + len(rows), dtype=np.int64))
-    conn.register("_versions", numbered)
+    conn.register("_versions", rows[list(columns)].assign(row_id=np.arange(first, first + len(rows), dtype=np.int64)))
+    _store(conn, table, "_versions", columns, constants)
+    conn.unregister("_versions")
+
+
+def _store(conn: duckdb.DuckDBPyConnection, table: str, source: str, columns: Sequence[str],
+           constants: Sequence[str]) -> None:
+    """Store the rows of `source` (the logical table's `columns` and a new `row_id` each) as row versions, and
+    each slice's ids."""
     on_slice = [*SLICE_COLUMNS, *constants]
     content = ", ".join(f'"{c}"' for c in ["world", "world_version", "row_id",
                                             *(c for c in columns if c not in on_slice)])
-    conn.execute(f"INSERT INTO {rows_table(table)} ({content}) SELECT {content} FROM _versions")
+    conn.execute(f"INSERT INTO {rows_table(table)} ({content}) SELECT {content} FROM {source}")
     held = ", ".join(on_slice)
     conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
-                     SELECT {held}, list(row_id ORDER BY row_id) FROM _versions GROUP BY ALL""")
-    conn.unregister("_versions")
+                     SELECT {held}, list(row_id ORDER BY row_id) FROM {source} GROUP BY ALL""")
+
+
+def adopt(conn: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], constants: Sequence[str]) -> None:
+    """Move `table` as an earlier DriftLab wrote it (a table of its own, of the logical `columns`) into the
+    layout above, row for row, each row a row version of its own until its partition is written again. Call
+    inside a transaction, once the tables behind `table` exist."""
+    before = f"_{table}_before_versions"
+    conn.execute(f"ALTER TABLE {table} RENAME TO {before}")
+    first = _next_row_id(conn, table)
+    conn.execute(f"CREATE TEMP TABLE _adopted AS SELECT *, row_number() OVER () + {first - 1} AS row_id FROM {before}")
+    _store(conn, table, "_adopted", columns, constants)
+    conn.execute("DROP TABLE _adopted")
+    conn.execute(f"DROP TABLE {before}")
 
 
 @contextmanager

@@ -124,7 +124,8 @@ VIEWS = {
 }
 
 def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
-    """Create what is missing and refuse tables another version of DriftLab wrote. Every asset step opens the
+    """Create what is missing, move the large tables of a file written before they were versioned into their
+    versioned layout, and refuse tables another version of DriftLab wrote otherwise. Every asset step opens the
     file, so this reads the catalogue once and writes only what is missing (and the views, whose text may
     have changed with the code)."""
     existing: dict[str, list[str]] = {}
@@ -139,8 +140,11 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
         elif existing[table] != [name for name, _ in _definitions(columns)]:
             _written_by_another_version(conn, table, existing[table])
     for table, shared in VERSIONED.items():
-        if table in existing:  # a table where this version keeps a view
-            _written_by_another_version(conn, table, existing[table])
+        if table in existing:  # a table where this version keeps a view: an earlier DriftLab's file
+            if existing[table] != table_columns(table):
+                _written_by_another_version(conn, table, existing[table])
+            with transaction(conn):  # its rows, and the model calls beside them, are kept
+                versioned.adopt(conn, table, table_columns(table), shared)
         conn.execute(f"CREATE OR REPLACE VIEW {table} AS {versioned.view_sql(table, table_columns(table), shared)}")
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")

@@ -1,6 +1,6 @@
 """The large tables stored once per row version: a day written as its changes stores only its changed rows,
 a partition written again leaves none of its old row versions behind, rows from worker files keep their own
-slices, and a file whose `pages` is a table of its own (an earlier DriftLab) is refused in one line."""
+slices, and a file an earlier DriftLab wrote is moved into this layout row for row."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from driftlab_dagster.core.duckdb_file import connect
 from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
-from driftlab_dagster.core.warehouse import Slice, WarehouseError, ensure_schema, prune_world, transaction
+from driftlab_dagster.core.warehouse import TABLES, Slice, WarehouseError, ensure_schema, prune_world, transaction
 
 FACT_COLUMNS = ("fact_id", "entity_id", "entity", "predicate", "object", "source_doc", "source_version",
                 "extracted_at", "valid_from", "extractor", "audience")
@@ -102,8 +102,41 @@ def test_row_versions_copied_from_worker_files_keep_to_their_own_slices(conn, tm
     assert _versions(conn) == 200
 
 
-def test_a_file_whose_pages_are_a_table_of_their_own_is_refused_in_one_line(tmp_path: Path):
+def test_a_file_written_before_the_tables_were_versioned_is_moved_in_row_for_row(tmp_path: Path, monkeypatch):
+    """An earlier DriftLab's `facts` table (a table of its own, one copy per partition) becomes row versions
+    and slices the first time the file is opened: the view reads the very rows, the model calls beside them are
+    kept, a day can be written as its changes from an adopted day, and opening the file again changes nothing."""
     path = str(tmp_path / "old.duckdb")
+    conn = connect(path)
+    conn.execute(f"CREATE TABLE facts ({TABLES['facts']})")
+    conn.execute(f"CREATE TABLE model_calls ({TABLES['model_calls']})")
+    conn.execute("INSERT INTO model_calls VALUES ('k', 'extract', 'm', 'paid for', 1, 1, 1.0)")
+    for where, prices in ((DAYS[0], {1: "1 EUR", 2: "2 EUR"}), (DAYS[1], {1: "1 EUR", 2: "3 EUR"})):
+        for row in _day(prices)["facts"][1]:
+            conn.execute(f"INSERT INTO facts VALUES ({', '.join('?' for _ in TABLES['facts'].split(','))})",
+                         [*where.columns.values(), *row])
+    written = conn.execute("SELECT * FROM facts ORDER BY ALL").fetchall()
+    conn.close()
+    conn = connect(path)
+    ensure_schema(conn)
+    ensure_schema(conn)
+    assert conn.execute("SELECT * FROM facts ORDER BY ALL").fetchall() == written
+    assert _versions(conn) == 4
+    assert conn.execute("SELECT content FROM model_calls").fetchall() == [("paid for",)]
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
+    with transaction(conn):
+        batch = SliceBatch(conn, ["facts"])
+        batch.add(DAYS[1], _day({1: "1 EUR", 2: "3 EUR"}))
+        batch.add(DAYS[2], _day({1: "1 EUR", 2: "4 EUR"}))  # as its changes from the day written again
+        batch.finish()
+    assert [(str(d), o) for d, i, o in _view(conn) if i == 2] == [
+        ("2026-09-01", "2 EUR"), ("2026-09-02", "3 EUR"), ("2026-09-03", "4 EUR")]
+    assert _versions(conn) == 5  # day 2's adopted versions gone with it; day 3 holds one of day 2's new ones
+    conn.close()
+
+
+def test_a_file_whose_pages_are_another_table_is_refused_in_one_line(tmp_path: Path):
+    path = str(tmp_path / "other.duckdb")
     conn = connect(path)
     conn.execute("CREATE TABLE pages (world VARCHAR, page_id VARCHAR)")
     with pytest.raises(WarehouseError, match=r"table pages in .* was written by another version of DriftLab"):
