@@ -37,6 +37,12 @@ def check_database_path(database: str) -> None:
 # `sqlite`): the study needs none, so nothing is downloaded or loaded behind the user's back.
 NO_EXTENSIONS: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
+# How every DriftLab connection opens a file: no extensions (above), and one thread. The study sends thousands
+# of small queries (a slice's ids, a day's changed rows, a check), where DuckDB's parallel operators (a thread
+# per core by default) cost more CPU than they save wall time: at 40,000 pages one thread took 0.96 of the
+# default's CPU and 0.97 of its wall time, rows identical (BENCHMARKS). A caller's `config` may ask for more.
+STUDY_CONNECTION: dict[str, Any] = {**NO_EXTENSIONS, "threads": 1}
+
 # A DuckDB file's main header: an 8-byte checksum, then the magic bytes.
 _DUCKDB_MAGIC, _DUCKDB_MAGIC_AT = b"DUCK", 8
 _OTHER_FILES = [(b"SQLite format 3\x00", "a SQLite database"), (b"PAR1", "a Parquet file"),
@@ -74,7 +80,7 @@ def connect(database: str, lock_timeout_seconds: float = 10.0, config: Mapping[s
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(database, read_only=read_only, config={**NO_EXTENSIONS, **(config or {})})
+            return duckdb.connect(database, read_only=read_only, config={**STUDY_CONNECTION, **(config or {})})
         except duckdb.IOException as e:
             holder = _LOCK_HOLDER.search(str(e))
             if holder is None:

@@ -26,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from . import versioned
-from .duckdb_file import NO_EXTENSIONS
+from .duckdb_file import STUDY_CONNECTION
 from .warehouse import (
     ROW_KEYS,
     VERSIONED,
@@ -174,7 +174,7 @@ def worker_file(path: str, tables: Sequence[str]) -> Iterator[SliceBatch]:
     a batch for `tables`; written and closed on exit."""
     if os.path.exists(path):
         raise FileExistsError(f"{path}: a worker file must be new")
-    conn = duckdb.connect(path, config=dict(NO_EXTENSIONS))
+    conn = duckdb.connect(path, config=dict(STUDY_CONNECTION))
     try:
         ensure_schema(conn)
         with transaction(conn):

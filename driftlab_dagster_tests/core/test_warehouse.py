@@ -22,6 +22,7 @@ from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.readers import DeterministicReader
+from driftlab_dagster.core.slice_batch import worker_file
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
 from driftlab_dagster.core.warehouse import (
@@ -135,6 +136,19 @@ def test_columns_are_inserted_by_name_not_position(tmp_path: Path):
     with transaction(conn):
         replace_slice(conn, "entities", _key("Fresh"), shuffled)
     assert conn.execute("SELECT entity_id, name FROM entities").fetchall() == [(7, "Orion")]
+
+
+def test_the_study_and_its_workers_open_files_on_one_thread_unless_the_caller_asks_for_more(tmp_path: Path):
+    # DuckDB's default is a thread per core: measured costlier in CPU for the study's many small queries.
+    def threads(conn: duckdb.DuckDBPyConnection) -> int:
+        return int(conn.execute("SELECT current_setting('threads')").fetchone()[0])
+
+    with connect(str(tmp_path / "d.duckdb")) as conn:
+        assert threads(conn) == 1
+    with connect(str(tmp_path / "d.duckdb"), config={"threads": 2}) as conn:
+        assert threads(conn) == 2
+    with worker_file(str(tmp_path / "w.duckdb"), ["pages"]) as batch:
+        assert threads(batch.conn) == 1
 
 
 def test_a_missing_directory_is_one_clear_line(tmp_path: Path):
