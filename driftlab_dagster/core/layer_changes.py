@@ -104,8 +104,9 @@ def read_changes(conn: duckdb.DuckDBPyConnection, where: Slice, before: Slice) -
     before, or another scenario's day), or None when `where` is not stored at this version of the world file
     (read it whole then: that read names the partition to materialise)."""
     assert (where.world, where.world_version) == (before.world, before.world_version)
-    if not all(conn.execute(f"SELECT 1 FROM {table} WHERE {_IN_SLICE} LIMIT 1", _params(where)).fetchone()
-               for table in ("pages", "extraction_log")):
+    # Asked of the slices' ids, not the view: the view would join a whole slice's row versions to find one row.
+    if not all(conn.execute(f"SELECT 1 FROM {versioned.slices_table(table)} WHERE {_IN_SLICE} LIMIT 1",
+                            _params(where)).fetchone() for table in ("pages", "extraction_log")):
         return None
     return LayerChanges(**{table: _changes(conn, table, where, before) for table in _CHANGED},
                         entities=slice_tuples(conn, "entities", where), aliases=slice_tuples(conn, "aliases", where),

@@ -58,7 +58,7 @@ def view_sql(table: str, columns: Sequence[str], constants: Sequence[str]) -> st
     held = ", ".join(["world", "world_version", "scenario", "day", *constants])
     return f"""SELECT {select}
                FROM (SELECT {held}, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
-               JOIN {rows_table(table)} r ON r.world = s.world AND r.row_id = s.row_id"""
+               JOIN {rows_table(table)} r ON r.row_id = s.row_id"""
 
 
 def delete_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence[Mapping[str, Any]]) -> int:
@@ -139,9 +139,9 @@ def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[st
     with leaving_out(conn, key, changed) as anti:
         conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
                          SELECT {values}, list(row_id ORDER BY row_id) FROM (
-                             SELECT r.* FROM (SELECT world AS w, unnest(row_ids) AS id FROM {slices_table(table)}
+                             SELECT r.* FROM (SELECT unnest(row_ids) AS id FROM {slices_table(table)}
                                               WHERE {slice_where}) b
-                             JOIN {rows_table(table)} r ON r.world = b.w AND r.row_id = b.id) kept {anti}
+                             JOIN {rows_table(table)} r ON r.row_id = b.id) kept {anti}
                          HAVING count(*) > 0""", [*shared.values(), *before.values()])
 
 
@@ -159,8 +159,8 @@ def copy_from(conn: duckdb.DuckDBPyConnection, table: str, schema: str) -> None:
 def collect_garbage(conn: duckdb.DuckDBPyConnection, table: str) -> None:
     """Delete the row versions no slice holds any more."""
     conn.execute(f"""DELETE FROM {rows_table(table)} r WHERE NOT EXISTS (
-                         SELECT 1 FROM (SELECT world, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
-                         WHERE s.world = r.world AND s.row_id = r.row_id)""")
+                         SELECT 1 FROM (SELECT unnest(row_ids) AS row_id FROM {slices_table(table)}) s
+                         WHERE s.row_id = r.row_id)""")
 
 
 def changes_between(conn: duckdb.DuckDBPyConnection, table: str, columns: str, within: str, params: list,
