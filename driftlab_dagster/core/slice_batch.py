@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import duckdb
@@ -28,6 +29,7 @@ import pandas as pd
 from . import versioned
 from .duckdb_file import STUDY_CONNECTION
 from .warehouse import (
+    ALIGNED,
     ROW_KEYS,
     VERSIONED,
     Slice,
@@ -106,12 +108,24 @@ class SliceBatch:
                 self._replace(table, [where.key], slice_frame(shared, columns, _listed(rows)) if rows
                               else pd.DataFrame())
                 continue
+            aligned = ALIGNED.get(table, ())
             # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
-            changed = ([k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
-                       + [k for k in old if k not in new])
+            # Aligned values are no change: they are written beside the ids, whatever the row version.
+            if aligned:
+                content = itemgetter(*(i for i, c in enumerate(columns) if c not in aligned))
+                changed = [k for k, row in new.items() if (was := old.get(k)) is not row
+                           and (was is None or content(was) != content(row))]
+            else:
+                changed = [k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
+            changed += [k for k in old if k not in new]
             self._replace(table, [where.key], slice_frame(shared, columns, [new[k] for k in changed if k in new]))
             if table in VERSIONED:  # the unchanged rows' versions are held by id, not copied
-                versioned.hold_unchanged(self.conn, table, ROW_KEYS[table], before.where.key, shared, changed)
+                beside = None  # each key's aligned values of this day
+                if aligned:
+                    kept = [*ROW_KEYS[table], *aligned]
+                    values = itemgetter(*(list(columns).index(c) for c in kept))
+                    beside = pd.DataFrame([values(row) for row in new.values()], columns=kept, dtype=object)
+                versioned.hold_unchanged(self.conn, table, ROW_KEYS[table], before.where.key, shared, changed, beside)
             else:
                 _copy_unchanged(self.conn, table, before.where, shared, changed)
 
@@ -138,7 +152,7 @@ class SliceBatch:
             return
         if versioned.delete_slices(self.conn, table, wheres):
             self.garbage.add(table)
-        versioned.insert(self.conn, table, rows, table_columns(table), VERSIONED[table])
+        versioned.insert(self.conn, table, rows, table_columns(table), VERSIONED[table], ALIGNED.get(table, ()))
 
 
 def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:

@@ -6,7 +6,9 @@ is two tables and a view:
 
 - `t_rows`: one row per stored row version (a page as it read, a fact as extracted), numbered by `row_id`;
 - `t_slices`: one row per (world, scenario, day) partition, or a few, each with the ids of the row versions
-  it holds and the values the whole slice shares (a page's `step`);
+  it holds, the values the whole slice shares (a page's `step`) and, beside the ids and in their order, the
+  values that say what happened to a row on that day rather than what the row is (a page's `changed` flag
+  and `renamed_from`): a page that did not change keeps its row version when its flag moves;
 - the view `t`: the table as it reads partition by partition, column for column the table it stands for, so
   every query, check and test that reads `t` reads what it always did.
 
@@ -38,26 +40,30 @@ def slices_table(table: str) -> str:
     return f"{table}_slices"
 
 
-def storage_tables(table: str, definitions: Sequence[tuple[str, str]], constants: Sequence[str]) -> dict[str, str]:
+def storage_tables(table: str, definitions: Sequence[tuple[str, str]], constants: Sequence[str],
+                   aligned: Sequence[str] = ()) -> dict[str, str]:
     """The two tables behind the versioned `table`, name -> column definitions, given the logical table's
-    (name, definition) pairs and the columns a slice shares."""
+    (name, definition) pairs, the columns a slice shares and the columns kept beside its ids (`aligned`)."""
     by_name = dict(definitions)
-    content = [(n, d) for n, d in definitions if n not in SLICE_COLUMNS and n not in constants]
+    content = [(n, d) for n, d in definitions if n not in SLICE_COLUMNS and n not in constants and n not in aligned]
     return {
         rows_table(table): ", ".join([by_name["world"], by_name["world_version"], "row_id BIGINT NOT NULL",
                                       *(d for _, d in content)]),
         slices_table(table): ", ".join([*(by_name[c] for c in SLICE_COLUMNS), *(by_name[c] for c in constants),
-                                        "row_ids BIGINT[] NOT NULL"]),
+                                        "row_ids BIGINT[] NOT NULL",
+                                        *(f"{c} {by_name[c].split()[1]}[] NOT NULL" for c in aligned)]),
     }
 
 
-def view_sql(table: str, columns: Sequence[str], constants: Sequence[str]) -> str:
+def view_sql(table: str, columns: Sequence[str], constants: Sequence[str], aligned: Sequence[str] = ()) -> str:
     """The view that reads the versioned `table` as the table it stands for, `columns` in order."""
-    on_slice = set(SLICE_COLUMNS) | set(constants)
+    on_slice = set(SLICE_COLUMNS) | set(constants) | set(aligned)
     select = ", ".join(f"s.{c}" if c in on_slice else f"r.{c}" for c in columns)
     held = ", ".join(["world", "world_version", "scenario", "day", *constants])
+    # Lists unnested side by side in one SELECT are read in step: each id with its own aligned values.
+    beside = "".join(f", unnest({c}) AS {c}" for c in aligned)
     return f"""SELECT {select}
-               FROM (SELECT {held}, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
+               FROM (SELECT {held}, unnest(row_ids) AS row_id{beside} FROM {slices_table(table)}) s
                JOIN {rows_table(table)} r ON r.row_id = s.row_id"""
 
 
@@ -78,31 +84,40 @@ def _next_row_id(conn: duckdb.DuckDBPyConnection, table: str) -> int:
 
 
 def insert(conn: duckdb.DuckDBPyConnection, table: str, rows: pd.DataFrame, columns: Sequence[str],
-           constants: Sequence[str]) -> None:
+           constants: Sequence[str], aligned: Sequence[str] = ()) -> None:
     """Store `rows` (a frame of the logical table's `columns`, any number of slices) as new row versions and
     add each slice's ids to it (a slice may then hold ids from several of its rows in `t_slices`)."""
     if not len(rows):
         return
     first = _next_row_id(conn, table)
     conn.register("_versions", rows[list(columns)].assign(row_id=np.arange(first, first + len(rows), dtype=np.int64)))
-    _store(conn, table, "_versions", columns, constants)
+    _store(conn, table, "_versions", columns, constants, aligned)
     conn.unregister("_versions")
 
 
 def _store(conn: duckdb.DuckDBPyConnection, table: str, source: str, columns: Sequence[str],
-           constants: Sequence[str]) -> None:
+           constants: Sequence[str], aligned: Sequence[str]) -> None:
     """Store the rows of `source` (the logical table's `columns` and a new `row_id` each) as row versions, and
-    each slice's ids."""
+    each slice's ids (with their aligned values)."""
     on_slice = [*SLICE_COLUMNS, *constants]
     content = ", ".join(f'"{c}"' for c in ["world", "world_version", "row_id",
-                                            *(c for c in columns if c not in on_slice)])
+                                            *(c for c in columns if c not in on_slice and c not in aligned)])
     conn.execute(f"INSERT INTO {rows_table(table)} ({content}) SELECT {content} FROM {source}")
     held = ", ".join(on_slice)
-    conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
-                     SELECT {held}, list(row_id ORDER BY row_id) FROM {source} GROUP BY ALL""")
+    conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, {_listed(aligned)})
+                     SELECT {held}, {_listed(aligned, aggregate=True)} FROM {source} GROUP BY ALL""")
 
 
-def adopt(conn: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], constants: Sequence[str]) -> None:
+def _listed(aligned: Sequence[str], aggregate: bool = False) -> str:
+    """A slice row's id list and aligned lists: their column names, or (`aggregate`) each gathered in id order."""
+    columns = ["row_ids", *aligned]
+    if not aggregate:
+        return ", ".join(columns)
+    return ", ".join(f"list({'row_id' if c == 'row_ids' else c} ORDER BY row_id) AS {c}" for c in columns)
+
+
+def adopt(conn: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], constants: Sequence[str],
+          aligned: Sequence[str] = ()) -> None:
     """Move `table` as an earlier DriftLab wrote it (a table of its own, of the logical `columns`) into the
     layout above, row for row, each row a row version of its own until its partition is written again. Call
     inside a transaction, once the tables behind `table` exist."""
@@ -110,9 +125,30 @@ def adopt(conn: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], c
     conn.execute(f"ALTER TABLE {table} RENAME TO {before}")
     first = _next_row_id(conn, table)
     conn.execute(f"CREATE TEMP TABLE _adopted AS SELECT *, row_number() OVER () + {first - 1} AS row_id FROM {before}")
-    _store(conn, table, "_adopted", columns, constants)
+    _store(conn, table, "_adopted", columns, constants, aligned)
     conn.execute("DROP TABLE _adopted")
     conn.execute(f"DROP TABLE {before}")
+
+
+def move_beside_ids(conn: duckdb.DuckDBPyConnection, table: str, constants: Sequence[str],
+                    aligned: Sequence[str]) -> None:
+    """Move `aligned` columns, as an earlier DriftLab kept them in each row version, beside the ids of every
+    slice holding the version, row for row. Call inside a transaction, before the view is made again."""
+    held = ", ".join([*SLICE_COLUMNS, *constants])
+    on_slice = ", ".join(f"s.{c}" for c in [*SLICE_COLUMNS, *constants])
+    conn.execute(f"""CREATE TEMP TABLE _realigned AS
+                     SELECT {on_slice}, {_listed(aligned, aggregate=True)}
+                     FROM (SELECT {held}, unnest(row_ids) AS row_id FROM {slices_table(table)}) s
+                     JOIN {rows_table(table)} r USING (row_id) GROUP BY ALL""")
+    conn.execute(f"DELETE FROM {slices_table(table)}")
+    conn.execute(f"DROP VIEW IF EXISTS {table}")  # it reads the columns about to move
+    for column in aligned:
+        [(kind,)] = conn.execute("SELECT data_type FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+                                 [rows_table(table), column]).fetchall()
+        conn.execute(f"ALTER TABLE {slices_table(table)} ADD COLUMN {column} {kind}[]")
+        conn.execute(f"ALTER TABLE {rows_table(table)} DROP COLUMN {column}")
+    conn.execute(f"INSERT INTO {slices_table(table)} BY NAME SELECT * FROM _realigned")
+    conn.execute("DROP TABLE _realigned")
 
 
 @contextmanager
@@ -130,19 +166,26 @@ def leaving_out(conn: duckdb.DuckDBPyConnection, key: Sequence[str], changed: Se
 
 
 def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], before: Mapping[str, Any],
-                   shared: Mapping[str, Any], changed: Sequence[Any]) -> None:
+                   shared: Mapping[str, Any], changed: Sequence[Any], aligned: pd.DataFrame | None = None) -> None:
     """Give the slice `shared` names (its columns and constants) the row versions of the slice `before` names
-    whose key is not in `changed`: the ids, not the rows."""
+    whose key is not in `changed`: the ids, not the rows. `aligned` (the key's columns and the aligned ones, a
+    row per key of the slice) gives each held id its aligned values of this day."""
     slice_where = " AND ".join(f"{column} = ?" for column in before)
     held = ", ".join(shared)
     values = ", ".join("?" for _ in shared)
+    names = [] if aligned is None else [c for c in aligned.columns if c not in key]
+    today = f"JOIN _aligned_today USING ({', '.join(key)})" if names else ""
+    if names:
+        conn.register("_aligned_today", aligned)
     with leaving_out(conn, key, changed) as anti:
-        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, row_ids)
-                         SELECT {values}, list(row_id ORDER BY row_id) FROM (
+        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, {_listed(names)})
+                         SELECT {values}, {_listed(names, aggregate=True)} FROM (
                              SELECT r.* FROM (SELECT unnest(row_ids) AS id FROM {slices_table(table)}
                                               WHERE {slice_where}) b
-                             JOIN {rows_table(table)} r ON r.row_id = b.id) kept {anti}
+                             JOIN {rows_table(table)} r ON r.row_id = b.id) kept {anti} {today}
                          HAVING count(*) > 0""", [*shared.values(), *before.values()])
+    if names:
+        conn.unregister("_aligned_today")
 
 
 def copy_from(conn: duckdb.DuckDBPyConnection, table: str, schema: str) -> None:

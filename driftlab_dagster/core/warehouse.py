@@ -102,6 +102,10 @@ PARTITION_TABLES = [t for t, cols in TABLES.items() if cols.startswith(_PARTITIO
 # view over two tables, read as the table it stands for.
 VERSIONED: dict[str, tuple[str, ...]] = {"pages": ("step",), "facts": (), "extraction_log": (), "governed_facts": ()}
 
+# A versioned table's columns that say what happened to a row on its day, not what the row is: kept beside the
+# slice's ids, so a page whose text did not change is the same row version on the day its `changed` flag drops.
+ALIGNED: dict[str, tuple[str, ...]] = {"pages": ("changed", "renamed_from")}
+
 
 def _definitions(columns: str) -> list[tuple[str, str]]:
     """A table's (column, definition) pairs, in order, from its column definitions."""
@@ -112,7 +116,7 @@ def _definitions(columns: str) -> list[tuple[str, str]]:
 # The tables the file holds: every table but the versioned ones, and the two behind each versioned one.
 STORAGE: dict[str, str] = {t: cols for t, cols in TABLES.items() if t not in VERSIONED}
 for _table, _shared in VERSIONED.items():
-    STORAGE.update(versioned.storage_tables(_table, _definitions(TABLES[_table]), _shared))
+    STORAGE.update(versioned.storage_tables(_table, _definitions(TABLES[_table]), _shared, ALIGNED.get(_table, ())))
 
 # The LEFT JOIN that makes patching possible: per partition, pages newer than what the graph last read.
 VIEWS = {
@@ -134,18 +138,27 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
                                            AND table_oid IN (SELECT table_oid FROM duckdb_tables())
                                          ORDER BY table_name, column_index""", [[*STORAGE, *VERSIONED]]).fetchall():
         existing.setdefault(table, []).append(column)
+    for table, aligned in ALIGNED.items():
+        rows = existing.get(versioned.rows_table(table), [])
+        if aligned and set(aligned) <= set(rows):  # a file from before the aligned columns left the row versions
+            with transaction(conn):
+                versioned.move_beside_ids(conn, table, VERSIONED[table], aligned)
+            for moved in (versioned.rows_table(table), versioned.slices_table(table)):
+                existing[moved] = [name for name, _ in _definitions(STORAGE[moved])]
     for table, columns in STORAGE.items():
         if table not in existing:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
         elif existing[table] != [name for name, _ in _definitions(columns)]:
             _written_by_another_version(conn, table, existing[table])
     for table, shared in VERSIONED.items():
+        aligned = ALIGNED.get(table, ())
         if table in existing:  # a table where this version keeps a view: an earlier DriftLab's file
             if existing[table] != table_columns(table):
                 _written_by_another_version(conn, table, existing[table])
             with transaction(conn):  # its rows, and the model calls beside them, are kept
-                versioned.adopt(conn, table, table_columns(table), shared)
-        conn.execute(f"CREATE OR REPLACE VIEW {table} AS {versioned.view_sql(table, table_columns(table), shared)}")
+                versioned.adopt(conn, table, table_columns(table), shared, aligned)
+        conn.execute(f"CREATE OR REPLACE VIEW {table} AS "
+                     f"{versioned.view_sql(table, table_columns(table), shared, aligned)}")
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
 
@@ -200,7 +213,7 @@ def replace_slices(conn: duckdb.DuckDBPyConnection, table: str, wheres: Sequence
         raise ValueError(f"rows for {table} lack columns {sorted(missing)}")
     if table in VERSIONED:
         replaced = versioned.delete_slices(conn, table, wheres)
-        versioned.insert(conn, table, rows, columns, VERSIONED[table])
+        versioned.insert(conn, table, rows, columns, VERSIONED[table], ALIGNED.get(table, ()))
         if replaced:
             versioned.collect_garbage(conn, table)
         return len(rows)

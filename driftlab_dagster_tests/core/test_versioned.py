@@ -144,3 +144,66 @@ def test_a_file_whose_pages_are_another_table_is_refused_in_one_line(tmp_path: P
     assert conn.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'pages'").fetchall() == [
         ("BASE TABLE",)]
     conn.close()
+
+
+PAGE_COLUMNS = ("page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
+
+
+def _page(page_id: str, body: str, version: int = 1, changed: bool = False, renamed_from: str | None = None) -> tuple:
+    return (page_id, page_id.title(), body, version, AT, changed, "all", renamed_from)
+
+
+def _pages_view(conn) -> list[tuple]:
+    return conn.execute("SELECT day, step, page_id, body, changed, renamed_from FROM pages ORDER BY ALL").fetchall()
+
+
+def test_a_page_whose_flags_alone_move_keeps_its_row_version(conn):
+    """What happened to a page on a day (changed, renamed from) is kept beside the slice's ids: ten pages new on
+    day 1, all unchanged on day 2 but one edited and one renamed, are 12 row versions, not 20, and the view
+    reads each day's flags as they were written."""
+    first = [_page(f"p{i}", f"text {i}", changed=True) for i in range(10)]
+    second = [_page(f"p{i}", f"text {i}") for i in range(1, 9)] + [
+        _page("p0", "text 0, edited", version=2, changed=True), _page("q9", "text 9", changed=True, renamed_from="p9")]
+    with transaction(conn):
+        batch = SliceBatch(conn, ["pages"])
+        for step, (where, pages) in enumerate([(DAYS[0], first), (DAYS[1], sorted(second))]):
+            batch.add(where, {"pages": (PAGE_COLUMNS, pages)}, constants={"step": step})
+        batch.finish()
+    assert conn.execute("SELECT count(*) FROM pages_rows").fetchall() == [(12,)]
+    assert [row[1:] for row in _pages_view(conn)] == sorted(
+        [(0, p[0], p[2], True, None) for p in first] + [(1, p[0], p[2], p[5], p[7]) for p in second])
+
+
+def test_a_file_whose_pages_kept_their_flags_in_each_row_version_has_them_moved_beside_the_ids(tmp_path: Path):
+    """The layout a DriftLab before the aligned columns wrote (`changed` and `renamed_from` in `pages_rows`)
+    is moved, row for row, the first time the file is opened: the view reads the very rows, the model calls
+    are kept, and opening the file again changes nothing."""
+    path = str(tmp_path / "flags-in-rows.duckdb")
+    conn = connect(path)
+    conn.execute("""CREATE TABLE pages_rows (world VARCHAR NOT NULL, world_version VARCHAR NOT NULL,
+                    row_id BIGINT NOT NULL, page_id VARCHAR NOT NULL, title VARCHAR NOT NULL, body VARCHAR NOT NULL,
+                    version INTEGER NOT NULL, updated_at TIMESTAMP NOT NULL, changed BOOLEAN NOT NULL,
+                    audience VARCHAR NOT NULL, renamed_from VARCHAR)""")
+    conn.execute("""CREATE TABLE pages_slices (world VARCHAR NOT NULL, world_version VARCHAR NOT NULL,
+                    scenario VARCHAR NOT NULL, day DATE NOT NULL, step INTEGER NOT NULL, row_ids BIGINT[] NOT NULL)""")
+    conn.execute(f"CREATE TABLE model_calls ({TABLES['model_calls']})")
+    conn.execute("INSERT INTO model_calls VALUES ('k', 'extract', 'm', 'paid for', 1, 1, 1.0)")
+    rows = [(1, "p0", "a", True, None), (2, "p1", "b", True, None), (3, "p0", "a", False, None),
+            (4, "q1", "b", True, "p1")]
+    for row_id, page_id, body, changed, renamed_from in rows:
+        conn.execute("INSERT INTO pages_rows VALUES ('w1', 'v1', ?, ?, 'T', ?, 1, ?, ?, 'all', ?)",
+                     [row_id, page_id, body, AT, changed, renamed_from])
+    # Day 2 held in two slice rows, as a day written as its changes was.
+    for day, step, ids in ((DAYS[0].day, 0, [1, 2]), (DAYS[1].day, 1, [4]), (DAYS[1].day, 1, [3])):
+        conn.execute("INSERT INTO pages_slices VALUES ('w1', 'v1', 'Fresh', ?, ?, ?)", [day, step, ids])
+    conn.close()
+    conn = connect(path)
+    ensure_schema(conn)
+    ensure_schema(conn)
+    assert [(str(d), *rest) for d, *rest in _pages_view(conn)] == [
+        ("2026-09-01", 0, "p0", "a", True, None), ("2026-09-01", 0, "p1", "b", True, None),
+        ("2026-09-02", 1, "p0", "a", False, None), ("2026-09-02", 1, "q1", "b", True, "p1")]
+    assert "changed" not in [c for (c,) in conn.execute("SELECT column_name FROM duckdb_columns() "
+                                                        "WHERE table_name = 'pages_rows'").fetchall()]
+    assert conn.execute("SELECT content FROM model_calls").fetchall() == [("paid for",)]
+    conn.close()
