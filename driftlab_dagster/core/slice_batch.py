@@ -110,22 +110,25 @@ class SliceBatch:
                 continue
             aligned = ALIGNED.get(table, ())
             # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
-            # Aligned values are no change: they are written beside the ids, whatever the row version.
+            moved: list[Any] = []  # keys whose row is the same version, its aligned values moved (a flag dropped)
             if aligned:
                 content = itemgetter(*(i for i, c in enumerate(columns) if c not in aligned))
-                changed = [k for k, row in new.items() if (was := old.get(k)) is not row
-                           and (was is None or content(was) != content(row))]
+                changed = []
+                for k, row in new.items():
+                    if (was := old.get(k)) is not row and was != row:
+                        (changed if was is None or content(was) != content(row) else moved).append(k)
             else:
                 changed = [k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
             changed += [k for k in old if k not in new]
             self._replace(table, [where.key], slice_frame(shared, columns, [new[k] for k in changed if k in new]))
             if table in VERSIONED:  # the unchanged rows' versions are held by id, not copied
-                beside = None  # each key's aligned values of this day
-                if aligned:
+                beside = None
+                if moved:
                     kept = [*ROW_KEYS[table], *aligned]
                     values = itemgetter(*(list(columns).index(c) for c in kept))
-                    beside = pd.DataFrame([values(row) for row in new.values()], columns=kept, dtype=object)
-                versioned.hold_unchanged(self.conn, table, ROW_KEYS[table], before.where.key, shared, changed, beside)
+                    beside = pd.DataFrame([values(new[k]) for k in moved], columns=kept, dtype=object)
+                versioned.hold_unchanged(self.conn, table, ROW_KEYS[table], before.where.key, shared, changed, aligned,
+                                         beside)
             else:
                 _copy_unchanged(self.conn, table, before.where, shared, changed)
 

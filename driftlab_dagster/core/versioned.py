@@ -166,26 +166,31 @@ def leaving_out(conn: duckdb.DuckDBPyConnection, key: Sequence[str], changed: Se
 
 
 def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], before: Mapping[str, Any],
-                   shared: Mapping[str, Any], changed: Sequence[Any], aligned: pd.DataFrame | None = None) -> None:
+                   shared: Mapping[str, Any], changed: Sequence[Any], aligned: Sequence[str] = (),
+                   moved: pd.DataFrame | None = None) -> None:
     """Give the slice `shared` names (its columns and constants) the row versions of the slice `before` names
-    whose key is not in `changed`: the ids, not the rows. `aligned` (the key's columns and the aligned ones, a
-    row per key of the slice) gives each held id its aligned values of this day."""
+    whose key is not in `changed`: the ids, not the rows. Each keeps its `aligned` values from `before`, but for
+    the keys `moved` lists (a frame of the key's columns and the aligned ones): this day's values."""
     slice_where = " AND ".join(f"{column} = ?" for column in before)
     held = ", ".join(shared)
     values = ", ".join("?" for _ in shared)
-    names = [] if aligned is None else [c for c in aligned.columns if c not in key]
-    today = f"JOIN _aligned_today USING ({', '.join(key)})" if names else ""
-    if names:
-        conn.register("_aligned_today", aligned)
+    beside = "".join(f", unnest({c}) AS {c}" for c in aligned)
+    keys = ", ".join(f"r.{c}" for c in key)
+    today, gathered = "", _listed(aligned, aggregate=True)
+    if aligned and moved is not None and len(moved):
+        conn.register("_moved_today", moved.assign(_moved=True))
+        today = f"LEFT JOIN _moved_today t USING ({', '.join(key)})"
+        gathered = ", ".join(["list(row_id ORDER BY row_id) AS row_ids", *(
+            f"list(CASE WHEN t._moved THEN t.{c} ELSE kept.{c} END ORDER BY row_id) AS {c}" for c in aligned)])
     with leaving_out(conn, key, changed) as anti:
-        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, {_listed(names)})
-                         SELECT {values}, {_listed(names, aggregate=True)} FROM (
-                             SELECT r.* FROM (SELECT unnest(row_ids) AS id FROM {slices_table(table)}
-                                              WHERE {slice_where}) b
-                             JOIN {rows_table(table)} r ON r.row_id = b.id) kept {anti} {today}
+        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, {_listed(aligned)})
+                         SELECT {values}, {gathered} FROM (
+                             SELECT b.*, {keys} FROM (SELECT unnest(row_ids) AS row_id{beside}
+                                                      FROM {slices_table(table)} WHERE {slice_where}) b
+                             JOIN {rows_table(table)} r ON r.row_id = b.row_id) kept {anti} {today}
                          HAVING count(*) > 0""", [*shared.values(), *before.values()])
-    if names:
-        conn.unregister("_aligned_today")
+    if today:
+        conn.unregister("_moved_today")
 
 
 def copy_from(conn: duckdb.DuckDBPyConnection, table: str, schema: str) -> None:

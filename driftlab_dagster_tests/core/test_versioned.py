@@ -160,18 +160,20 @@ def _pages_view(conn) -> list[tuple]:
 def test_a_page_whose_flags_alone_move_keeps_its_row_version(conn):
     """What happened to a page on a day (changed, renamed from) is kept beside the slice's ids: ten pages new on
     day 1, all unchanged on day 2 but one edited and one renamed, are 12 row versions, not 20, and the view
-    reads each day's flags as they were written."""
+    reads each day's flags as they were written, whether they moved (day 2, day 4) or stayed (day 3)."""
     first = [_page(f"p{i}", f"text {i}", changed=True) for i in range(10)]
-    second = [_page(f"p{i}", f"text {i}") for i in range(1, 9)] + [
-        _page("p0", "text 0, edited", version=2, changed=True), _page("q9", "text 9", changed=True, renamed_from="p9")]
+    second = sorted([_page(f"p{i}", f"text {i}") for i in range(1, 9)] + [
+        _page("p0", "text 0, edited", version=2, changed=True), _page("q9", "text 9", changed=True, renamed_from="p9")])
+    fourth = [(*p[:5], False, p[6], None) for p in second]
+    days = [first, second, list(second), fourth]
     with transaction(conn):
         batch = SliceBatch(conn, ["pages"])
-        for step, (where, pages) in enumerate([(DAYS[0], first), (DAYS[1], sorted(second))]):
+        for step, (where, pages) in enumerate(zip(DAYS, days)):
             batch.add(where, {"pages": (PAGE_COLUMNS, pages)}, constants={"step": step})
         batch.finish()
     assert conn.execute("SELECT count(*) FROM pages_rows").fetchall() == [(12,)]
     assert [row[1:] for row in _pages_view(conn)] == sorted(
-        [(0, p[0], p[2], True, None) for p in first] + [(1, p[0], p[2], p[5], p[7]) for p in second])
+        (step, p[0], p[2], p[5], p[7]) for step, pages in enumerate(days) for p in pages)
 
 
 def test_a_file_whose_pages_kept_their_flags_in_each_row_version_has_them_moved_beside_the_ids(tmp_path: Path):
