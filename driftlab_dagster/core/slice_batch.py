@@ -113,7 +113,7 @@ class SliceBatch:
             moved: list[Any] = []  # keys whose row is the same version, its aligned values moved (a flag dropped)
             if aligned:
                 content = itemgetter(*(i for i, c in enumerate(columns) if c not in aligned))
-                changed = []
+                changed: list[Any] = []
                 for k, row in new.items():
                     if (was := old.get(k)) is not row and was != row:
                         (changed if was is None or content(was) != content(row) else moved).append(k)
