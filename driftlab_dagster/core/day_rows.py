@@ -4,8 +4,8 @@ The graph step writes every replayed day's graph tables, and `slice_batch.SliceB
 its changes from the day before. At 40,000 pages a day is some 160,000 graph rows, of which a few hundred
 change, and the layer's facts and log entries are frozen objects that stay in the layer while unchanged. So a
 row whose object (and, for a fact, the entity name it carries) is the one the day before's row was built from
-is that row again, the very tuple: a day costs only its changed rows to build, and the batch tells the
-unchanged ones by identity. The rows are those `Store.rows` and `GovernedStore.rows` give, in their order
+is that row again, the very tuple: a day costs only its changed rows to build, and the rows name the keys
+built again or gone, so the batch compares only those with the day before's. The rows are those `Store.rows` and `GovernedStore.rows` give, in their order
 (tested for every day of every scenario).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from .governed import GovernedStore
 from .layer import KnowledgeLayer
-from .slice_batch import Rows
+from .slice_batch import KeyedRows, Rows
 from .store import Store
 
 # A governed fact's row is its fields and its entity's current name (GovernedStore.ROW_COLUMNS).
@@ -54,15 +54,22 @@ class DayRows:
         return tables
 
     def _rows(self, table: str, objects: dict[Any, Any], build: Callable[[Any], tuple],
-              still: Callable[[Any, tuple], bool] | None) -> dict[Any, tuple]:
+              still: Callable[[Any, tuple], bool] | None) -> KeyedRows:
         """`objects`' rows by key in key order: the day before's row where the object is the same (and
-        `still(object, row)` holds), else built."""
-        before_objects, before_rows = self._before.get(table, ({}, {}))
-        rows = {}
+        `still(object, row)` holds), else built. They name the day before's rows and the keys built or gone,
+        so that the batch writing them compares only those."""
+        before = self._before.get(table)
+        before_objects, before_rows = before or ({}, {})
+        rows, built, added = {}, [], 0
         for key, obj in sorted(objects.items()):
             row = before_rows.get(key)
             if row is None or before_objects[key] is not obj or (still is not None and not still(obj, row)):
                 row = build(obj)
+                built.append(key)
+                added += key not in before_rows
             rows[key] = row
-        self._before[table] = (dict(objects), rows)
-        return rows
+        # Keys kept = rows - added; whatever else the day before held is gone (a set difference only then).
+        gone = list(before_rows.keys() - rows.keys()) if len(before_rows) != len(rows) - added else []
+        keyed = KeyedRows(rows, since=before_rows if before else None, touched=built + gone)
+        self._before[table] = (dict(objects), keyed)
+        return keyed

@@ -40,8 +40,20 @@ from .warehouse import (
     transaction,
 )
 
+
+class KeyedRows(dict):
+    """A keyed table's rows by key, in key order, built from `since` (the rows of the same table handed to the
+    batch for the partition before, or None): they hold `since`'s very tuples for every key but those in
+    `touched` (rebuilt, added or gone). A batch comparing them with `since` then looks at those keys only."""
+
+    def __init__(self, rows: dict[Any, tuple], since: dict[Any, tuple] | None = None,
+                 touched: Sequence[Any] = ()):
+        super().__init__(rows)
+        self.since, self.touched = since, touched
+
+
 # A table's columns, and its rows as tuples of them: a list, or (a keyed table) a dict by its ROW_KEYS key in
-# row order, which spares the batch keying them again.
+# row order, which spares the batch keying them again (a KeyedRows spares it comparing them all too).
 Rows = tuple[Sequence[str], list[tuple] | dict[Any, tuple]]
 
 
@@ -109,17 +121,7 @@ class SliceBatch:
                               else pd.DataFrame())
                 continue
             aligned = ALIGNED.get(table, ())
-            # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
-            moved: list[Any] = []  # keys whose row is the same version, its aligned values moved (a flag dropped)
-            if aligned:
-                content = itemgetter(*(i for i, c in enumerate(columns) if c not in aligned))
-                changed: list[Any] = []
-                for k, row in new.items():
-                    if (was := old.get(k)) is not row and was != row:
-                        (changed if was is None or content(was) != content(row) else moved).append(k)
-            else:
-                changed = [k for k, row in new.items() if (was := old.get(k)) is not row and was != row]
-            changed += [k for k in old if k not in new]
+            changed, moved = _differing(old, new, columns, aligned)
             self._replace(table, [where.key], slice_frame(shared, columns, [new[k] for k in changed if k in new]))
             if table in VERSIONED:  # the unchanged rows' versions are held by id, not copied
                 beside = None
@@ -156,6 +158,30 @@ class SliceBatch:
         if versioned.delete_slices(self.conn, table, wheres):
             self.garbage.add(table)
         versioned.insert(self.conn, table, rows, table_columns(table), VERSIONED[table], ALIGNED.get(table, ()))
+
+
+def _differing(old: dict[Any, tuple], new: dict[Any, tuple], columns: Sequence[str],
+               aligned: Sequence[str]) -> tuple[list[Any], list[Any]]:
+    """The keys whose rows differ between two slices of a keyed table: those whose row changed, was added or
+    is gone (in `new`'s order, then `old`'s), and those whose row differs in its `aligned` values alone
+    (`moved`, a flag dropped: the same row version). Rows built from `old` say which keys to look at."""
+    # A row built again only where it changed is the day before's very tuple (day_rows.py): `is` first.
+    if isinstance(new, KeyedRows) and new.since is old:
+        touched = set(new.touched)  # both slices are in key order, so sorting the few keeps theirs
+        today = sorted(k for k in touched if k in new)
+        gone = sorted(k for k in touched if k not in new and k in old)
+    else:
+        today, gone = list(new), [k for k in old if k not in new]
+    changed: list[Any] = []
+    moved: list[Any] = []  # keys whose row is the same version, its aligned values moved (a flag dropped)
+    if aligned:
+        content = itemgetter(*(i for i, c in enumerate(columns) if c not in aligned))
+        for k in today:
+            if (was := old.get(k)) is not (row := new[k]) and was != row:
+                (changed if was is None or content(was) != content(row) else moved).append(k)
+    else:
+        changed = [k for k in today if (was := old.get(k)) is not (row := new[k]) and was != row]
+    return changed + gone, moved
 
 
 def _by_key(tables: Mapping[str, Rows]) -> dict[str, dict[Any, tuple]]:

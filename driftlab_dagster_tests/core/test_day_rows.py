@@ -9,6 +9,7 @@ from driftlab_dagster.core.day_rows import DayRows
 from driftlab_dagster.core.extraction import RegexExtractor
 from driftlab_dagster.core.governed import GovernedStore
 from driftlab_dagster.core.layer import KnowledgeLayer
+from driftlab_dagster.core.slice_batch import KeyedRows
 from driftlab_dagster.core.ontology import Triple
 from driftlab_dagster.core.store import Store
 from driftlab_dagster.core.study import replay_steps
@@ -48,6 +49,32 @@ def test_every_replayed_day_of_every_scenario_gives_the_stores_rows():
                 reused += sum(facts[k] is before[k] for k in facts.keys() & before.keys())
             before = facts
     assert reused  # unchanged facts kept the day before's tuples
+
+
+def test_each_day_s_rows_name_the_day_before_s_and_every_key_that_is_not_its_very_row():
+    world = load_world(DEFAULT_WORLD)
+    extractor = RegexExtractor(world.ontology)
+    last = len(world.checkpoints) - 1
+    touched_days = 0
+    for scenario in world.scenario_names:
+        layer = KnowledgeLayer(Store(), GovernedStore(world))
+        day_rows, before = DayRows(), None
+        pages = (world.pages_at(scenario, s) for s in range(last + 1))
+        renames = [world.renames_at(scenario, s) for s in range(last + 1)]
+        for _, replayed, _ in replay_steps(world, scenario, layer, pages, extractor, renames):
+            keyed = {t: rows for t, (_, rows) in day_rows.tables(replayed).items() if isinstance(rows, KeyedRows)}
+            assert sorted(keyed) == ["extraction_log", "facts", "governed_facts"]
+            for table, rows in keyed.items():
+                if before is None:
+                    assert rows.since is None
+                    continue
+                assert rows.since is before[table]
+                differing = {k for k in rows.keys() | rows.since.keys() if rows.get(k) is not rows.since.get(k)}
+                assert differing <= set(rows.touched)
+                assert set(rows.touched) <= rows.keys() | rows.since.keys()
+                touched_days += bool(rows.touched)
+            before = keyed
+    assert touched_days  # some day changed some rows, and said so
 
 
 def test_a_renamed_entity_s_facts_carry_the_new_name():

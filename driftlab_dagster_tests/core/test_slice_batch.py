@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from driftlab_dagster.core.duckdb_file import connect
-from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
+from driftlab_dagster.core.slice_batch import KeyedRows, SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.warehouse import Slice, ensure_schema, transaction
 
 COLUMNS = ("entity_id", "name")
@@ -147,6 +147,38 @@ def test_a_scenario_s_first_day_written_as_changes_from_another_s_last_holds_a_w
     assert [(r[0], r[1].day, r[2]) for r in whole["facts"] if r[0] == "StaleGraph"] == [
         ("StaleGraph", 1, 1), ("StaleGraph", 1, 2), ("StaleGraph", 1, 3),
         ("StaleGraph", 2, 1), ("StaleGraph", 2, 3), ("StaleGraph", 2, 4)]
+
+
+def _facts_by_key(day: int) -> dict[int, tuple]:
+    return {row[0]: row for row in CHAIN[day]["facts"][1]}
+
+
+def _write_keyed(path: Path, second: dict) -> list[tuple]:
+    """The facts of days 1 and 2 written as changes, the second day's rows as given."""
+    conn = connect(str(path))
+    ensure_schema(conn)
+    with transaction(conn):
+        batch = SliceBatch(conn, ["facts"])
+        batch.add(DAYS[0], {"facts": (FACT_COLUMNS, first := KeyedRows(_facts_by_key(0)))})
+        batch.add(DAYS[1], {"facts": (FACT_COLUMNS, second(first))})
+        batch.flush()
+    found = _slices(conn, "facts")
+    conn.close()
+    return found
+
+
+def test_rows_that_name_the_day_before_are_compared_only_where_they_say(tmp_path: Path, monkeypatch):
+    whole = _write_in_order(tmp_path / "whole.duckdb", 10**9, monkeypatch, ONE_SCENARIO[:2])["facts"]
+    monkeypatch.setattr(SliceBatch, "CHANGES_FROM_ROWS", 0)
+    day2 = _facts_by_key(1)  # fact 1 unchanged, 2 gone, 3 changed, 4 added
+    told = _write_keyed(tmp_path / "told.duckdb", lambda first: KeyedRows(day2, first, touched=[4, 2, 3]))
+    assert told == whole
+    # Rows naming other rows than those written before are compared whole: the same slices.
+    assert _write_keyed(tmp_path / "other.duckdb", lambda first: KeyedRows(day2, dict(first), touched=[])) == whole
+    # The keys named are the only ones looked at: rows that said nothing changed hold the day before's.
+    silent = _write_keyed(tmp_path / "silent.duckdb", lambda first: KeyedRows(day2, first, touched=[]))
+    assert [(r[1].day, r[2], r[6]) for r in silent] == [
+        (1, 1, "$10"), (1, 2, "$20"), (1, 3, "$30"), (2, 1, "$10"), (2, 2, "$20"), (2, 3, "$30")]
 
 
 def test_unchanged_rows_are_copied_from_the_day_before_as_stored(tmp_path: Path, monkeypatch):
