@@ -177,6 +177,11 @@ def hold_unchanged(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[st
     slice_where = " AND ".join(f"{column} = ?" for column in before)
     held = ", ".join(shared)
     values = ", ".join("?" for _ in shared)
+    if not changed and (moved is None or not len(moved)):  # the slice before's ids and values, as they are
+        conn.execute(f"""INSERT INTO {slices_table(table)} ({held}, {_listed(aligned)})
+                         SELECT {values}, {_listed(aligned)} FROM {slices_table(table)} WHERE {slice_where}""",
+                     [*shared.values(), *before.values()])
+        return
     beside = "".join(f", unnest({c}) AS {c}" for c in aligned)
     keys = ", ".join(f"r.{c}" for c in key)
     today, gathered = "", _listed(aligned, aggregate=True)
