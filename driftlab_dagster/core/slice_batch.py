@@ -43,8 +43,9 @@ from .warehouse import (
 
 class KeyedRows(dict):
     """A keyed table's rows by key, in key order, built from `since` (the rows of the same table handed to the
-    batch for the partition before, or None): they hold `since`'s very tuples for every key but those in
-    `touched` (rebuilt, added or gone). A batch comparing them with `since` then looks at those keys only."""
+    batch for the partition before, or None): they hold `since`'s rows (its very tuples, or equal ones) for
+    every key but those in `touched` (rebuilt, added or gone). A batch comparing them with `since` then looks
+    at those keys only."""
 
     def __init__(self, rows: dict[Any, tuple], since: dict[Any, tuple] | None = None,
                  touched: Sequence[Any] = ()):

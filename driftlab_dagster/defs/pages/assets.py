@@ -4,19 +4,17 @@ from contextlib import nullcontext
 
 import dagster as dg
 
+from driftlab_dagster.core.day_rows import PAGE_COLUMNS, PageRows
 from driftlab_dagster.core.duckdb_file import disk_full_in_one_line
 from driftlab_dagster.core.layer import KnowledgeLayer
 from driftlab_dagster.core.reports import markdown_table
-from driftlab_dagster.core.slice_batch import SliceBatch, copy_slices, worker_file
+from driftlab_dagster.core.slice_batch import KeyedRows, SliceBatch, copy_slices, worker_file
 from driftlab_dagster.core.store import Store, StoredPage
 from driftlab_dagster.core.study import pages_at, sync_pages
 from driftlab_dagster.core.warehouse import Slice, transaction
 from driftlab_dagster.core.workers import in_order, runs_apart
 from driftlab_dagster.defs.context import PAGES_CODE_VERSION, StudyContext
 from driftlab_dagster.defs.resources import WarehouseResource
-
-# The pages table's own columns (beside the slice's and its day's step), in the order the rows below give them.
-PAGE_COLUMNS = ("page_id", "title", "body", "version", "updated_at", "changed", "audience", "renamed_from")
 
 
 def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
@@ -62,24 +60,24 @@ def build(ctx: StudyContext) -> list[dg.AssetsDefinition]:
 
 
 def _render(ctx: StudyContext, scenario: str, days: list[tuple[str, str]],
-            file: str | None) -> Iterator[tuple[str, Slice, int, list[tuple] | None, dict]]:
+            file: str | None) -> Iterator[tuple[str, Slice, int, KeyedRows | None, dict]]:
     """One scenario's pages on each day asked for, rendered through its history: (partition key, slice, step,
     rows or None when written into `file`, the partition's metadata)."""
     world = ctx.world
     wanted = {world.checkpoint(day).step: key for day, key in days}
     layer = KnowledgeLayer(Store())
+    page_rows = PageRows()  # each day's rows name the pages that may differ from the day before's
     with worker_file(file, ["pages"]) if file else nullcontext() as own:
         for step in range(max(wanted) + 1):
             renames = world.renames_at(scenario, step)
             changed = sync_pages(layer, world.pages_at(scenario, step), pages_at(world, step), renames)
-            moved_from = {new: old for old, new in renames.items()}
+            page_rows.step(changed, renames)
             if step not in wanted:
                 continue
             where = ctx.slice(wanted[step])
-            changed_today = set(changed)  # on the first day every page is new: a list here was O(pages^2)
             today = layer.store.sorted_pages()
-            rows = [(p.id, p.title, p.body, p.version, p.updated_at, p.id in changed_today, p.audience,
-                     moved_from.get(p.id)) for p in today]
+            # A set: on the first day every page is new, and a list here was O(pages^2).
+            rows = page_rows.rows(today, set(changed), {new: old for old, new in renames.items()})
             if own is not None:
                 own.add(where, {"pages": (PAGE_COLUMNS, rows)}, constants={"step": step})
             yield wanted[step], where, step, None if own is not None else rows, _metadata(today, changed, step,
