@@ -5,6 +5,7 @@ differ from the day before's."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,52 +34,54 @@ def _stores_rows(layer: KnowledgeLayer) -> dict:
     return {**layer.store.rows(("entities", "aliases", "facts", "extraction_log")), **layer.governed.rows()}
 
 
-def test_every_replayed_day_of_every_scenario_gives_the_stores_rows():
+def _replayed_days() -> Iterator[tuple[bool, KnowledgeLayer, dict]]:
+    """Every replayed day of every Tessaly scenario: whether it is a scenario's first, the layer, and the
+    graph rows one DayRows per scenario gives."""
     world = load_world(DEFAULT_WORLD)
     extractor = RegexExtractor(world.ontology)
     last = len(world.checkpoints) - 1
-    reused = 0
     for scenario in world.scenario_names:
         layer = KnowledgeLayer(Store(), GovernedStore(world))
-        day_rows, before = DayRows(), None
+        day_rows = DayRows()
         pages = (world.pages_at(scenario, s) for s in range(last + 1))
         renames = [world.renames_at(scenario, s) for s in range(last + 1)]
-        for _, replayed, _ in replay_steps(world, scenario, layer, pages, extractor, renames):
-            tables = day_rows.tables(replayed)
-            assert _listed(tables) == _stores_rows(replayed)
-            for table, (columns, _) in tables.items():
-                assert list(columns) == list((Store.ROW_COLUMNS | GovernedStore.ROW_COLUMNS)[table])
-            facts = tables["facts"][1]
-            assert isinstance(facts, dict)
-            if before is not None:
-                reused += sum(facts[k] is before[k] for k in facts.keys() & before.keys())
-            before = facts
+        for step, replayed, _ in replay_steps(world, scenario, layer, pages, extractor, renames):
+            yield step == 0, replayed, day_rows.tables(replayed)
+
+
+def test_every_replayed_day_of_every_scenario_gives_the_stores_rows():
+    reused, before = 0, None
+    for first, replayed, tables in _replayed_days():
+        if first:
+            before = None
+        assert _listed(tables) == _stores_rows(replayed)
+        for table, (columns, _) in tables.items():
+            assert list(columns) == list((Store.ROW_COLUMNS | GovernedStore.ROW_COLUMNS)[table])
+        facts = tables["facts"][1]
+        assert isinstance(facts, dict)
+        if before is not None:
+            reused += sum(facts[k] is before[k] for k in facts.keys() & before.keys())
+        before = facts
     assert reused  # unchanged facts kept the day before's tuples
 
 
 def test_each_day_s_rows_name_the_day_before_s_and_every_key_that_is_not_its_very_row():
-    world = load_world(DEFAULT_WORLD)
-    extractor = RegexExtractor(world.ontology)
-    last = len(world.checkpoints) - 1
-    touched_days = 0
-    for scenario in world.scenario_names:
-        layer = KnowledgeLayer(Store(), GovernedStore(world))
-        day_rows, before = DayRows(), None
-        pages = (world.pages_at(scenario, s) for s in range(last + 1))
-        renames = [world.renames_at(scenario, s) for s in range(last + 1)]
-        for _, replayed, _ in replay_steps(world, scenario, layer, pages, extractor, renames):
-            keyed = {t: rows for t, (_, rows) in day_rows.tables(replayed).items() if isinstance(rows, KeyedRows)}
-            assert sorted(keyed) == ["extraction_log", "facts", "governed_facts"]
-            for table, rows in keyed.items():
-                if before is None:
-                    assert rows.since is None
-                    continue
-                assert rows.since is before[table]
-                differing = {k for k in rows.keys() | rows.since.keys() if rows.get(k) is not rows.since.get(k)}
-                assert differing <= set(rows.touched)
-                assert set(rows.touched) <= rows.keys() | rows.since.keys()
-                touched_days += bool(rows.touched)
-            before = keyed
+    touched_days, before = 0, None
+    for first, _, tables in _replayed_days():
+        if first:
+            before = None
+        keyed = {t: rows for t, (_, rows) in tables.items() if isinstance(rows, KeyedRows)}
+        assert sorted(keyed) == ["extraction_log", "facts", "governed_facts"]
+        for table, rows in keyed.items():
+            if before is None:
+                assert rows.since is None
+                continue
+            assert rows.since is before[table]
+            differing = {k for k in rows.keys() | rows.since.keys() if rows.get(k) is not rows.since.get(k)}
+            assert differing <= set(rows.touched)
+            assert set(rows.touched) <= rows.keys() | rows.since.keys()
+            touched_days += bool(rows.touched)
+        before = keyed
     assert touched_days  # some day changed some rows, and said so
 
 
